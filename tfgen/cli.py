@@ -1,0 +1,94 @@
+"""The `tfgen` command line. Exit codes: 0 ok, 1 differences found, 2 invalid spec or usage."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import __version__
+from .errors import SpecError
+
+EXIT_OK, EXIT_DIFFERENT, EXIT_INVALID = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # usage errors exit 2 without a traceback, as argparse does
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_INVALID, f"tfgen: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tfgen", description="Generate TensorFlow custom training loops from YAML specs.")
+    parser.add_argument("--version", action="version", version=f"tfgen {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, help_text in (
+        ("build", "write the generated script of each spec"),
+        ("check", "exit 1 if any generated file is missing, stale or hand-edited"),
+        ("diff", "show the changes build would make; exit 1 if any"),
+    ):
+        command = commands.add_parser(name, help=help_text)
+        command.add_argument("specs", nargs="+", type=Path, metavar="SPEC")
+        command.add_argument("--out", type=Path, default=Path("generated"), help="output folder (default: generated/)")
+    validate = commands.add_parser("validate", help="check specs without writing anything")
+    validate.add_argument("specs", nargs="+", type=Path, metavar="SPEC")
+    commands.add_parser("schema", help="print the JSON Schema of the spec")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except SpecError as error:
+        print(error, file=sys.stderr)
+        return EXIT_INVALID
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "schema":
+        from .schema import schema_text
+
+        sys.stdout.write(schema_text())
+        return EXIT_OK
+    if args.command == "validate":
+        from .build import display_path
+        from .loader import load_file
+        from .validate import validate
+
+        issues = []
+        for path in args.specs:
+            try:
+                validate(load_file(path, display_path(path)))
+            except SpecError as error:
+                issues.extend(error.issues)
+        if issues:
+            raise SpecError(issues)
+        print(f"{len(args.specs)} spec(s) valid")
+        return EXIT_OK
+
+    from .build import display_path, plan_targets, problem, unified_diff, write_atomically
+
+    targets = plan_targets(args.specs, args.out)
+    if args.command == "build":
+        for target in targets:
+            write_atomically(target.output, target.text)
+            print(f"wrote {display_path(target.output)}")
+        return EXIT_OK
+    if args.command == "check":
+        problems = [(t, problem(t)) for t in targets]
+        bad = [(t, p) for t, p in problems if p]
+        for target, why in bad:
+            print(f"{display_path(target.output)}: {why}; run `tfgen build {display_path(target.spec)}`", file=sys.stderr)
+        if not bad:
+            print(f"{len(targets)} generated file(s) up to date")
+        return EXIT_DIFFERENT if bad else EXIT_OK
+    # diff
+    diffs = [unified_diff(t) for t in targets]
+    sys.stdout.write("".join(diffs))
+    return EXIT_DIFFERENT if any(diffs) else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

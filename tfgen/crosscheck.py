@@ -1,0 +1,106 @@
+"""Checks that span several sections of a structurally valid spec."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from . import catalog
+from .errors import SpecIssue
+from .loader import Located
+from .names import has_validation, history_keys, metric_keys, output_names
+from .spec import Spec
+
+INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
+
+
+def cross_check(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    yield from _outputs(spec, doc)
+    yield from _model(spec, doc)
+    yield from _data(spec, doc)
+    yield from _losses(spec, doc)
+    yield from _early_stopping(spec, doc)
+
+
+def _outputs(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    outputs = output_names(spec)
+    where = ("model", "outputs") if spec.model.builder is None else ("targets",)
+    for output in outputs:
+        if output not in spec.targets:
+            yield doc.issue(where + (output,), f"output `{output}` has no entry in `targets`", key=True)
+        if output not in spec.losses:
+            yield doc.issue(where + (output,), f"output `{output}` has no entry in `losses`", key=True)
+    for section in ("targets", "losses", "metrics"):
+        for name in getattr(spec, section):
+            if name not in outputs:
+                yield doc.issue(
+                    (section, name),
+                    f"`{name}` is not an output of the model{catalog.did_you_mean(name, outputs)} "
+                    f"(outputs: {', '.join(outputs)})",
+                    key=True,
+                )
+    seen: dict[str, int] = {}
+    for output, key, _ in metric_keys(spec):
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] == 2:
+            yield doc.issue(("metrics", output), f"two metrics of `{output}` are both named `{key}`; give one a `name`")
+
+
+def _model(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    if spec.model.builder is None and len(spec.model.inputs) > 1:
+        yield doc.issue(
+            ("model", "inputs"),
+            "a model with several inputs needs a `builder`: a layer list has one input to start from",
+        )
+    train = spec.data.train
+    if len(spec.model.inputs) > 1:
+        for field in ("preprocess", "augment"):
+            if getattr(train, field):
+                yield doc.issue(("data", "train", field), f"`{field}` layers apply to a single input; this model has several")
+
+
+def _sources(spec: Spec):
+    yield ("data", "train", "source"), spec.data.train.source
+    if spec.data.validation is not None:
+        yield ("data", "validation", "source"), spec.data.validation.source
+
+
+def _data(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    inputs, targets = list(spec.model.inputs), list(spec.targets)
+    for loc, source in _sources(spec):
+        if source.type == "npz":
+            for field, names, what in (("x", inputs, "input"), ("y", targets, "target")):
+                value = getattr(source, field)
+                if isinstance(value, str):
+                    if len(names) > 1:
+                        yield doc.issue(loc + (field,), f"one array for {len(names)} {what}s: map each {what} to an array name")
+                elif set(value) != set(names):
+                    yield doc.issue(loc + (field,), f"maps {sorted(value)}, the {what}s are {sorted(names)}")
+        if source.type == "tfrecord":
+            for name in inputs + targets:
+                if name not in source.features:
+                    yield doc.issue(loc + ("features",), f"no feature describes `{name}`{catalog.did_you_mean(name, source.features)}")
+        if source.type == "tfrecord" and spec.data.validation_split is not None and loc[1] == "train":
+            yield doc.issue(("data", "validation_split"), "`validation_split` needs an in-memory source; give `data.validation` for tfrecord files")
+
+
+def _losses(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    for output, loss in spec.losses.items():
+        target = spec.targets.get(output)
+        if target is None:
+            continue
+        if loss.type.startswith("Sparse") and target.dtype not in INTEGER_DTYPES:
+            yield doc.issue(("targets", output, "dtype"), f"`{loss.type}` needs integer class ids; the target is {target.dtype}")
+        if loss.type == "CategoricalCrossentropy" and target.classes and (not target.shape or target.shape[-1] != target.classes):
+            yield doc.issue(("targets", output, "shape"), f"`CategoricalCrossentropy` needs one-hot targets of shape [..., {target.classes}]")
+
+
+def _early_stopping(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    stopping = spec.train.early_stopping
+    if stopping is None:
+        return
+    loc = ("train", "early_stopping", "monitor")
+    keys = history_keys(spec)
+    if stopping.monitor.startswith("val_") and not has_validation(spec):
+        yield doc.issue(loc, f"`{stopping.monitor}` needs validation data: add `data.validation` or `data.validation_split`")
+    elif stopping.monitor not in keys:
+        yield doc.issue(loc, f"`{stopping.monitor}` is not logged by this run{catalog.did_you_mean(stopping.monitor, keys)} (logged: {', '.join(keys)})")

@@ -1,0 +1,50 @@
+"""Names the generated run will log, derived from the spec (shared by validation and planning)."""
+
+from __future__ import annotations
+
+from . import catalog
+from .spec import KerasObject, Spec
+
+
+def output_names(spec: Spec) -> list[str]:
+    """The model's outputs: its heads, or for a `builder` model the targets."""
+    return list(spec.model.outputs) if spec.model.builder is None else list(spec.targets)
+
+
+def metric_name(metric: KerasObject) -> str:
+    """The metric's own name, as Keras gives it (its `name` argument or the class default)."""
+    if "name" in metric.args:
+        return str(metric.args["name"])
+    return catalog.classes("metrics")[metric.type]["default_name"]
+
+
+def metric_keys(spec: Spec) -> list[tuple[str, str, KerasObject]]:
+    """(output, history key, metric) for every metric; keys as Keras fit names them."""
+    several = len(output_names(spec)) > 1
+    keys = []
+    for output, metrics in spec.metrics.items():
+        for metric in metrics:
+            name = metric_name(metric)
+            keys.append((output, f"{output}_{name}" if several else name, metric))
+    return keys
+
+
+def train_keys(spec: Spec) -> list[str]:
+    """The per-epoch training values: `loss`, per-output losses when several, then metrics."""
+    outputs = output_names(spec)
+    keys = ["loss"]
+    if len(outputs) > 1:
+        keys += [f"{output}_loss" for output in outputs]
+    return keys + [key for _, key, _ in metric_keys(spec)]
+
+
+def has_validation(spec: Spec) -> bool:
+    return spec.data.validation is not None or spec.data.validation_split is not None
+
+
+def history_keys(spec: Spec) -> list[str]:
+    """Every value a history row holds besides `epoch`, `lr`, and timing."""
+    keys = train_keys(spec)
+    if has_validation(spec):
+        keys += [f"val_{key}" for key in keys]
+    return keys

@@ -1,0 +1,342 @@
+"""Planning: turn a validated Spec into a plain view of what the templates emit.
+
+Every decision about the generated code is made here, in Python; the templates only lay the
+view out. Everything that lands in the code as a value goes through `literal()` (a Python
+literal, never spliced text) or is a name the spec validation already restricted to identifiers.
+"""
+
+from __future__ import annotations
+
+import keyword
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import catalog
+from .names import has_validation, metric_keys, output_names, train_keys
+from .spec import KerasObject, Spec
+from .spec.data import IN_MEMORY_SOURCES
+
+FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
+
+
+def literal(value: Any) -> str:
+    """A Python literal for plain spec data (str, number, bool, None, list, dict)."""
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, (int, float, str)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(literal(v) for v in value)
+        return f"({inner},)" if isinstance(value, tuple) and len(value) == 1 else (f"({inner})" if isinstance(value, tuple) else f"[{inner}]")
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"cannot emit {type(value).__name__} as a literal")
+
+
+def keras_call(obj: KerasObject | dict, kind: str, extra: dict[str, str] | None = None) -> str:
+    """`keras.<namespace>.<Class>(arg=value, ...)`, with nested Keras objects constructed too."""
+    if isinstance(obj, dict):
+        name, args = obj["type"], {k: v for k, v in obj.items() if k != "type"}
+    else:
+        name, args = obj.type, obj.args
+    parts = []
+    for arg, value in args.items():
+        if isinstance(value, dict) and "type" in value:
+            code = keras_call(value, catalog.nested_kind(arg, value["type"]))
+        else:
+            code = literal(value)
+        parts.append(f"{arg}={code}")
+    parts += [f"{arg}={code}" for arg, code in (extra or {}).items()]
+    return f"{catalog.NAMESPACE[kind]}.{name}({', '.join(parts)})"
+
+
+def shape_literal(shape: list[int]) -> str:
+    return literal(tuple(shape))
+
+
+@dataclass
+class SourceView:
+    """How one data source is loaded (the template has a block per `type`)."""
+
+    type: str
+    module: str = ""
+    function: str = ""
+    kwargs: str = ""
+    path: str = ""
+    x: str = ""
+    y: str = ""
+    features: str = ""
+    compression: str = "None"
+    examples: int = 0
+    seed: str = "SEED"
+
+    @property
+    def in_memory(self) -> bool:
+        return self.type in IN_MEMORY_SOURCES
+
+
+@dataclass
+class OutputView:
+    name: str
+    layers: list[str]
+    loss: str
+    weight: float
+    # Keras losses reduce only the last axis; targets of rank >= 2 (e.g. masks) leave more axes,
+    # which are averaged per example as Keras's default reduction does.
+    mean_per_example: bool
+    metrics: list[tuple[str, str]] = field(default_factory=list)  # (history key, constructor)
+
+
+@dataclass
+class View:
+    spec_path: str
+    spec_sha256: str
+    version: str
+    name: str
+    seed: int
+    output_dir: str
+    epochs: int
+    batch_size: int
+    validation_batch_size: int
+    shuffle: int | None
+    drop_remainder: bool
+    cache_train: str | None
+    cache_validation: str | None
+    validation_split: float | None
+    has_validation: bool
+    train_source: SourceView
+    validation_source: SourceView | None
+    inputs: list[tuple[str, str, str]]  # name, shape literal, dtype
+    targets: list[tuple[str, str, str]]
+    synthetic_features: list[tuple[str, str]]  # name, numpy expression of `n` examples
+    synthetic_targets: list[tuple[str, str]]
+    synthetic_train_examples: int
+    synthetic_validation_examples: int
+    preprocess: list[str]
+    augment: list[str]
+    only_input: str | None
+    python_imports: list[str]
+    builder_module: str | None
+    builder_function: str | None
+    builder_kwargs: str
+    trunk: list[str]
+    outputs: list[OutputView]
+    several_outputs: bool
+    optimizer: str
+    train_keys: list[str]
+    early_stopping: dict[str, Any] | None
+    checkpoint_every: int
+    checkpoint_keep: int
+    docstring: list[str]
+    imports_math: bool
+    total_loss: str
+    loss_weights: str | None
+    needs_per_example_mean: bool
+
+    @property
+    def sources(self) -> list[SourceView]:
+        return [self.train_source] + ([self.validation_source] if self.validation_source else [])
+
+    @property
+    def has_dataset_sources(self) -> bool:
+        """Whether a source may give a tf.data.Dataset rather than arrays."""
+        return any(s.type in ("python", "tfrecord") for s in self.sources)
+
+    @property
+    def uses_npz(self) -> bool:
+        return any(s.type == "npz" for s in self.sources)
+
+    @property
+    def uses_tfrecord(self) -> bool:
+        return any(s.type == "tfrecord" for s in self.sources)
+
+    def improved(self, value: str, reference: str) -> str:
+        """Early stopping's test that `value` beats `reference` (as Keras's, min_delta included)."""
+        es = self.early_stopping
+        delta = " + EARLY_STOPPING_MIN_DELTA" if es["mode"] == "min" else " - EARLY_STOPPING_MIN_DELTA"
+        op = "<" if es["mode"] == "min" else ">"
+        return f"{value}{delta if es['min_delta'] else ''} {op} {reference}"
+
+
+def _source(source, seed: str = "SEED") -> SourceView:
+    if source.type == "python":
+        module, _, function = source.function.partition(":")
+        return SourceView("python", module=module, function=function, kwargs=_kwargs(source.kwargs))
+    if source.type == "npz":
+        return SourceView("npz", path=literal(source.path), x=literal(source.x), y=literal(source.y))
+    if source.type == "tfrecord":
+        features = {
+            name: (tuple(feature.shape), feature.dtype) for name, feature in source.features.items()
+        }
+        description = ", ".join(
+            f"{literal(name)}: tf.io.FixedLenFeature({literal(shape)}, tf.{dtype})" for name, (shape, dtype) in features.items()
+        )
+        return SourceView(
+            "tfrecord",
+            path=literal(source.files),
+            features="{" + description + "}",
+            compression=literal(source.compression),
+        )
+    return SourceView("synthetic", examples=source.examples, seed=seed)
+
+
+def _kwargs(kwargs: dict[str, Any]) -> str:
+    """Keyword arguments as `name=value` when every key is an identifier, else `**{...}`."""
+    if all(isinstance(k, str) and k.isidentifier() and not keyword.iskeyword(k) for k in kwargs):
+        return ", ".join(f"{k}={literal(v)}" for k, v in kwargs.items())
+    return f"**{literal(kwargs)}"
+
+
+def _synthetic(shape: list[int], dtype: str, classes: int | None) -> str:
+    """A numpy expression drawing `n` random examples of one input or target from `rng`."""
+    size = literal((None, *shape)).replace("None", "n")
+    if classes is not None and dtype in FLOAT_DTYPES and shape and shape[-1] == classes and classes > 1:
+        return f'np.eye({classes}, dtype="{dtype}")[rng.integers(0, {classes}, size={literal(("n", *shape[:-1])).replace(chr(39) + "n" + chr(39), "n")})]'
+    if classes is not None:
+        return f'rng.integers(0, {classes}, size={size}).astype("{dtype}")'
+    if dtype == "uint8":
+        return f'rng.integers(0, 256, size={size}).astype("uint8")'
+    if dtype == "bool":
+        return f"rng.random(size={size}) < 0.5"
+    if dtype in FLOAT_DTYPES:
+        return f'rng.random(size={size}).astype("{dtype}")'
+    return f'rng.integers(0, 100, size={size}).astype("{dtype}")'
+
+
+def _mode(monitor: str, mode: str) -> str:
+    if mode != "auto":
+        return mode
+    # As Keras's EarlyStopping: accuracy-like metrics are maximised, everything else minimised.
+    name = monitor.removeprefix("val_")
+    return "max" if any(word in name for word in ("acc", "auc", "precision", "recall", "iou")) else "min"
+
+
+def _docstring(spec: Spec, outputs: list[OutputView], train: SourceView) -> list[str]:
+    described = {
+        "python": f"`{spec.data.train.source.function}`" if train.type == "python" else "",
+        "npz": "arrays from an .npz file",
+        "tfrecord": "TFRecord files",
+        "synthetic": f"{train.examples} random examples",
+    }[train.type]
+    lines = [
+        f"Train `{spec.name}` with a custom TensorFlow training loop.",
+        "",
+        f"Data: {described}, in batches of {spec.data.train.batch_size}"
+        + (f"; {spec.data.validation_split:.0%} held out for validation." if spec.data.validation_split else "."),
+        "Model: " + ("built by `" + spec.model.builder + "`" if spec.model.builder else f"{len(spec.model.layers)} shared layers")
+        + "; outputs " + ", ".join(f"`{o.name}` ({spec.losses[o.name].type})" for o in outputs) + ".",
+        f"Optimizer: {spec.optimizer.type}; {spec.train.epochs} epochs"
+        + (f", early stopping on {spec.train.early_stopping.monitor}" if spec.train.early_stopping else "") + ".",
+    ]
+    return lines
+
+
+def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str) -> View:
+    several = len(output_names(spec)) > 1
+    metrics_by_output: dict[str, list[tuple[str, str]]] = {}
+    for output, key, metric in metric_keys(spec):
+        metrics_by_output.setdefault(output, []).append((key, keras_call(metric, "metrics")))
+    outputs = [
+        OutputView(
+            name=name,
+            layers=[keras_call(layer, "layers") for layer in spec.model.outputs.get(name, [])],
+            loss=keras_call(spec.losses[name], "losses", {"reduction": "None"}),
+            weight=spec.losses[name].weight,
+            mean_per_example=len(spec.targets[name].shape) >= 2,
+            metrics=metrics_by_output.get(name, []),
+        )
+        for name in output_names(spec)
+    ]
+    train = spec.data.train
+    validation = spec.data.validation
+    stopping = spec.train.early_stopping
+    early = None
+    if stopping is not None:
+        mode = _mode(stopping.monitor, stopping.mode)
+        early = {
+            "monitor": stopping.monitor,
+            "mode": mode,
+            "patience": stopping.patience,
+            "min_delta": stopping.min_delta,
+            "baseline": stopping.baseline,
+            "restore_best_weights": stopping.restore_best_weights,
+            "start_from_epoch": stopping.start_from_epoch,
+            "initial": literal(stopping.baseline) if stopping.baseline is not None else ("math.inf" if mode == "min" else "-math.inf"),
+        }
+    sources = [train.source] + ([validation.source] if validation else [])
+    python_imports = sorted({s.function.partition(":")[0] for s in sources if s.type == "python"})
+    builder_module = builder_function = None
+    if spec.model.builder:
+        builder_module, _, builder_function = spec.model.builder.partition(":")
+        python_imports = sorted(set(python_imports) | {builder_module})
+    inputs = [(n, shape_literal(i.shape), i.dtype) for n, i in spec.model.inputs.items()]
+    targets = [(n, shape_literal(t.shape), t.dtype) for n, t in spec.targets.items()]
+    synthetic_train = train.source.examples if train.source.type == "synthetic" else 16 * train.batch_size
+    validation_batch = (validation.batch_size if validation and validation.batch_size else None) or train.batch_size
+    if validation is not None and validation.source.type == "synthetic":
+        synthetic_validation = validation.source.examples
+    else:
+        synthetic_validation = 4 * validation_batch
+    return View(
+        spec_path=spec_path,
+        spec_sha256=spec_sha256,
+        version=version,
+        name=spec.name,
+        seed=spec.seed,
+        output_dir=literal(spec.output_dir or f"runs/{spec.name}"),
+        epochs=spec.train.epochs,
+        batch_size=train.batch_size,
+        validation_batch_size=validation_batch,
+        shuffle=train.shuffle,
+        drop_remainder=train.drop_remainder,
+        cache_train=_cache(train.cache),
+        cache_validation=_cache(validation.cache) if validation else None,
+        validation_split=spec.data.validation_split,
+        has_validation=has_validation(spec),
+        train_source=_source(train.source),
+        validation_source=_source(validation.source, seed="SEED + 1") if validation else None,
+        inputs=inputs,
+        targets=targets,
+        synthetic_features=[(n, _synthetic(i.shape, i.dtype, None)) for n, i in spec.model.inputs.items()],
+        synthetic_targets=[(n, _synthetic(t.shape, t.dtype, t.classes)) for n, t in spec.targets.items()],
+        synthetic_train_examples=synthetic_train,
+        synthetic_validation_examples=synthetic_validation,
+        preprocess=[keras_call(layer, "layers") for layer in train.preprocess],
+        augment=[keras_call(layer, "layers") for layer in train.augment],
+        only_input=next(iter(spec.model.inputs)) if len(spec.model.inputs) == 1 else None,
+        python_imports=python_imports,
+        builder_module=builder_module,
+        builder_function=builder_function,
+        builder_kwargs=_kwargs(spec.model.kwargs),
+        trunk=[keras_call(layer, "layers") for layer in spec.model.layers],
+        outputs=outputs,
+        several_outputs=several,
+        optimizer=keras_call(spec.optimizer, "optimizers"),
+        train_keys=train_keys(spec),
+        early_stopping=early,
+        checkpoint_every=spec.checkpoint.every_epochs,
+        checkpoint_keep=spec.checkpoint.keep,
+        docstring=_docstring(spec, outputs, _source(train.source)),
+        imports_math=early is not None,
+        total_loss=_total_loss(outputs),
+        loss_weights=None if all(o.weight == 1.0 for o in outputs) or len(outputs) == 1 else
+        "{" + ", ".join(f'"{o.name}": {literal(o.weight)}' for o in outputs) + "}",
+        needs_per_example_mean=any(o.mean_per_example for o in outputs),
+    )
+
+
+def _total_loss(outputs: list[OutputView]) -> str:
+    """The per-example total: the weighted sum of the outputs' losses."""
+    if len(outputs) == 1:
+        weight = outputs[0].weight
+        term = f'task_losses["{outputs[0].name}"]'
+        return term if weight == 1.0 else f"{literal(weight)} * {term}"
+    if all(o.weight == 1.0 for o in outputs):
+        return "tf.add_n(list(task_losses.values()))"
+    return "tf.add_n([LOSS_WEIGHTS[name] * value for name, value in task_losses.items()])"
+
+
+def _cache(cache: bool | str) -> str | None:
+    if cache is False:
+        return None
+    return literal("" if cache is True else cache)

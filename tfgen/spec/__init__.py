@@ -1,0 +1,29 @@
+"""The spec: pydantic models of what the user writes, one section a module."""
+
+from __future__ import annotations
+
+from pydantic import Field, NonNegativeInt
+
+from .base import Identifier, KerasObject, StrictModel
+from .data import Data
+from .model import Model, TargetSpec
+from .training import Checkpoint, LossSpec, Train
+
+
+class Spec(StrictModel):
+    """A tfgen spec: one training run, from data to saved model."""
+
+    name: Identifier
+    seed: NonNegativeInt = 0
+    output_dir: str = Field("", description="default: runs/<name>")
+    data: Data
+    model: Model
+    targets: dict[Identifier, TargetSpec] = Field(min_length=1)
+    losses: dict[Identifier, LossSpec] = Field(min_length=1)
+    metrics: dict[Identifier, list[KerasObject]] = {}
+    optimizer: KerasObject
+    train: Train
+    checkpoint: Checkpoint = Checkpoint()
+
+
+__all__ = ["Spec", "KerasObject", "LossSpec"]

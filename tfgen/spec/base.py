@@ -1,0 +1,105 @@
+"""Building blocks shared by every section of the spec."""
+
+from __future__ import annotations
+
+import keyword
+import re
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
+from pydantic.json_schema import GetJsonSchemaHandler, JsonSchemaValue
+from pydantic_core import CoreSchema
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+
+# Names the generated script defines or imports at module level, or uses inside its functions
+# next to spec-derived names; a spec name equal to one of these would shadow it.
+SCRIPT_NAMES = frozenset(
+    """argparse json math os sys time Path np tf keras main build_model build_datasets
+    build_optimizer parse_args load_source synthetic_arrays split_arrays make_pipeline to_named
+    checked_arrays preprocess augment train_step test_step inputs outputs x h model optimizer
+    features targets predictions loss gradients checkpoint manager history""".split()
+)
+
+
+class StrictModel(BaseModel):
+    """A spec section: unknown keys are errors, values are immutable once validated."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _identifier(value: str) -> str:
+    if not IDENTIFIER.match(value):
+        raise ValueError(f"`{value}` is not a valid name: use letters, digits and _, not starting with a digit")
+    if keyword.iskeyword(value) or keyword.issoftkeyword(value):
+        raise ValueError(f"`{value}` is a Python keyword and cannot name anything in the generated script")
+    if value in SCRIPT_NAMES:
+        raise ValueError(f"`{value}` would shadow a name of the generated script; pick another")
+    return value
+
+
+def _dotted_ref(value: str) -> str:
+    module, sep, function = value.partition(":")
+    if not sep or not DOTTED.match(module) or not IDENTIFIER.match(function):
+        raise ValueError(f"expected `package.module:function`, found `{value}`")
+    if any(keyword.iskeyword(part) for part in module.split(".") + [function]):
+        raise ValueError(f"`{value}` contains a Python keyword")
+    return value
+
+
+Identifier = Annotated[str, AfterValidator(_identifier)]
+DottedRef = Annotated[str, AfterValidator(_dotted_ref)]
+DType = Literal["float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]
+Shape = list[Annotated[int, AfterValidator(lambda v: _positive_dim(v))]]
+
+
+def _positive_dim(value: int) -> int:
+    if value < 1:
+        raise ValueError(f"a dimension must be at least 1, found {value}")
+    return value
+
+
+class KerasObject(BaseModel):
+    """A Keras object written as Keras names it: `Name` or `{type: Name, <argument>: value, ...}`.
+
+    The class and argument names are checked against the committed Keras catalog by
+    `tfgen.validate` (which knows what kind of object each place of the spec takes).
+    """
+
+    model_config = ConfigDict(frozen=True)
+    # Keys that tfgen itself reads, as opposed to constructor arguments (see LossSpec).
+    reserved: ClassVar[tuple[str, ...]] = ()
+    reserved_schema: ClassVar[dict[str, Any]] = {}
+
+    type: str
+    args: dict[str, Any] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_yaml(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"type": value}
+        if isinstance(value, dict):
+            if "type" not in value:
+                raise ValueError("expected a Keras class name or a mapping with a `type` key")
+            own = {key: value[key] for key in ("type", *cls.reserved) if key in value}
+            return {**own, "args": {k: v for k, v in value.items() if k not in own}}
+        raise ValueError(f"expected a Keras class name or a mapping with a `type` key, found {value!r}")
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        properties: dict[str, Any] = {"type": {"type": "string", "description": "Keras class name"}}
+        properties.update(cls.reserved_schema)
+        return {
+            "anyOf": [
+                {"type": "string", "description": "Keras class name (no arguments)"},
+                {
+                    "type": "object",
+                    "properties": properties,
+                    "required": ["type"],
+                    "additionalProperties": True,
+                    "description": "Keras class name and constructor arguments",
+                },
+            ]
+        }

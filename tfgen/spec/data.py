@@ -1,0 +1,84 @@
+"""`data`: where examples come from and how they are batched."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field, PositiveInt, model_validator
+
+from .base import DottedRef, Identifier, KerasObject, Shape, StrictModel
+
+
+class PythonSource(StrictModel):
+    """A function returning `(x, y)` arrays (or dicts of arrays keyed by input/target name), or a
+    tf.data.Dataset of `(features, targets)`."""
+
+    type: Literal["python"]
+    function: DottedRef
+    kwargs: dict[str, Any] = {}
+
+
+class NpzSource(StrictModel):
+    """A NumPy .npz file; `x` and `y` name its arrays (one name, or a mapping per input/target)."""
+
+    type: Literal["npz"]
+    path: str = Field(min_length=1)
+    x: str | dict[Identifier, str]
+    y: str | dict[Identifier, str]
+
+
+class TFRecordFeature(StrictModel):
+    shape: Shape = []
+    dtype: Literal["float32", "int64", "string"] = "float32"
+
+
+class TFRecordSource(StrictModel):
+    """tf.train.Example records; `features` is the feature description, keyed like the inputs
+    and targets they fill (other features are parsed and dropped)."""
+
+    type: Literal["tfrecord"]
+    files: str = Field(min_length=1, description="a file or glob pattern")
+    features: dict[str, TFRecordFeature]
+    compression: Literal["GZIP", "ZLIB"] | None = None
+
+
+class SyntheticSource(StrictModel):
+    """Random data of the declared input and target shapes."""
+
+    type: Literal["synthetic"]
+    examples: PositiveInt
+
+
+Source = Annotated[
+    Union[PythonSource, NpzSource, TFRecordSource, SyntheticSource], Field(discriminator="type")
+]
+
+IN_MEMORY_SOURCES = ("python", "npz", "synthetic")
+
+
+class ValidationPipeline(StrictModel):
+    source: Source
+    batch_size: PositiveInt | None = Field(None, description="default: the training batch size")
+    cache: bool | str = False
+
+
+class TrainPipeline(StrictModel):
+    source: Source
+    batch_size: PositiveInt = Field(description="the global batch size")
+    shuffle: PositiveInt | None = Field(None, description="shuffle buffer size; none: no shuffling")
+    cache: bool | str = Field(False, description="true: in memory; a string: a cache file path")
+    drop_remainder: bool = Field(True, description="drop the last partial batch of each epoch")
+    preprocess: list[KerasObject] = Field([], description="layers applied to training and validation batches")
+    augment: list[KerasObject] = Field([], description="layers applied to training batches only")
+
+
+class Data(StrictModel):
+    train: TrainPipeline
+    validation: ValidationPipeline | None = None
+    validation_split: float | None = Field(None, gt=0, lt=1, description="seeded random hold-out fraction")
+
+    @model_validator(mode="after")
+    def _one_validation(self) -> "Data":
+        if self.validation is not None and self.validation_split is not None:
+            raise ValueError("give `validation` or `validation_split`, not both")
+        return self

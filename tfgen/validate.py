@@ -1,0 +1,208 @@
+"""Turn a located YAML document into a validated Spec, or a SpecError listing every problem."""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any, Union
+
+from pydantic import BaseModel, ValidationError
+
+from . import catalog
+from .errors import SpecError, SpecIssue
+from .loader import Loc, Located, dotted
+from .spec import Spec
+from .spec.base import KerasObject
+
+KERAS_PLACES = (
+    # (path pattern, kind); "*" matches any key or index.
+    (("model", "layers", "*"), "layers"),
+    (("model", "outputs", "*", "*"), "layers"),
+    (("data", "train", "preprocess", "*"), "layers"),
+    (("data", "train", "augment", "*"), "layers"),
+    (("losses", "*"), "losses"),
+    (("metrics", "*", "*"), "metrics"),
+    (("optimizer",), "optimizers"),
+)
+# Arguments tfgen sets itself, per kind, with the reason given to the user.
+OWNED_ARGUMENTS = {
+    "losses": {
+        "reduction": "tfgen builds losses with `reduction=None` and averages them over the global "
+        "batch; remove `reduction`",
+    },
+}
+
+
+def validate(doc: Located) -> Spec:
+    """Validate a spec document; raise SpecError with every problem found, in file order."""
+    issues = list(_keras_issues(doc))
+    spec = None
+    try:
+        spec = Spec.model_validate(doc.data)
+    except ValidationError as exc:
+        issues.extend(_pydantic_issue(doc, error) for error in exc.errors())
+    if spec is not None and not issues:
+        from .crosscheck import cross_check
+
+        issues.extend(cross_check(spec, doc))
+    if issues:
+        raise SpecError(issues)
+    return spec
+
+
+# --- pydantic errors -> located issues -------------------------------------------------------
+
+
+def _data_loc(doc: Located, loc: tuple) -> Loc:
+    """Drop the union-member segments pydantic adds, keeping the path into the YAML data."""
+    out: list[Any] = []
+    node = doc.data
+    for i, part in enumerate(loc):
+        last = i == len(loc) - 1
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        elif not last:
+            continue
+        out.append(part)
+    return tuple(out)
+
+
+def _unwrap(annotation: Any) -> list[Any]:
+    """The concrete types an annotation may hold (Annotated and unions flattened)."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        return [t for arg in typing.get_args(annotation) for t in _unwrap(arg)]
+    return [annotation]
+
+
+def _model_at(doc: Located, loc: Loc) -> type[BaseModel] | None:
+    """The pydantic model that validates the mapping at `loc` (for did-you-mean on keys)."""
+    candidates: list[Any] = [Spec]
+    node: Any = doc.data
+    for part in loc:
+        node = node[part] if isinstance(node, (dict, list)) else None
+        following: list[Any] = []
+        for current in candidates:
+            if isinstance(current, type) and issubclass(current, BaseModel) and part in current.model_fields:
+                following.extend(_unwrap(current.model_fields[part].annotation))
+            elif typing.get_origin(current) is dict:
+                following.extend(_unwrap(typing.get_args(current)[1]))
+            elif typing.get_origin(current) is list:
+                following.extend(_unwrap(typing.get_args(current)[0]))
+        models = [t for t in following if isinstance(t, type) and issubclass(t, BaseModel)]
+        if isinstance(node, dict) and len(models) > 1 and "type" in node:
+            models = [m for m in models if _tag(m) == node["type"]] or models
+        candidates = models + [t for t in following if typing.get_origin(t) in (dict, list)]
+    models = [c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)]
+    return models[0] if len(models) == 1 else None
+
+
+def _tag(model: type[BaseModel]) -> Any:
+    field = model.model_fields.get("type")
+    args = typing.get_args(field.annotation) if field else ()
+    return args[0] if len(args) == 1 else None
+
+
+def _pydantic_issue(doc: Located, error: dict) -> SpecIssue:
+    loc = _data_loc(doc, error["loc"])
+    kind = error["type"]
+    value = error.get("input")
+    if kind == "missing":
+        parent = loc[:-1]
+        return SpecIssue(doc.path, *doc.position(parent, key=True), dotted(loc), f"missing required field `{loc[-1]}`")
+    if kind == "extra_forbidden":
+        model = _model_at(doc, loc[:-1])
+        hint = catalog.did_you_mean(str(loc[-1]), list(model.model_fields)) if model else ""
+        if model and not hint:
+            hint = "; expected one of: " + ", ".join(f for f in model.model_fields if f != "type")
+        return doc.issue(loc, f"unknown key `{loc[-1]}`{hint}", key=True)
+    if kind == "union_tag_invalid":
+        expected = error["ctx"]["expected_tags"].replace("'", "")
+        options = [t.strip() for t in expected.split(",")]
+        tag = error["ctx"]["tag"]
+        return doc.issue(loc + ("type",), f"unknown type `{tag}`{catalog.did_you_mean(str(tag), options)} "
+                         f"(expected one of: {expected})")
+    if kind == "union_tag_not_found":
+        return doc.issue(loc, "missing `type`")
+    if kind == "literal_error":
+        expected = error["ctx"]["expected"]
+        options = [o.strip(" '") for o in expected.replace(" or ", ",").split(",")]
+        hint = catalog.did_you_mean(str(value), options) if isinstance(value, str) else ""
+        return doc.issue(loc, f"expected one of {expected}, found {value!r}{hint}")
+    message = error["msg"]
+    if message.startswith("Value error, "):
+        message = message[len("Value error, "):]
+        return doc.issue(loc, message)
+    message = message[0].lower() + message[1:]
+    if not isinstance(value, (dict, list)):
+        message += f", found {value!r}"
+    return doc.issue(loc, message)
+
+
+# --- Keras names and arguments ---------------------------------------------------------------
+
+
+def _matches(pattern: tuple, loc: Loc) -> bool:
+    return len(pattern) == len(loc) and all(p == "*" or p == part for p, part in zip(pattern, loc))
+
+
+def _walk(node: Any, loc: Loc = ()):
+    yield loc, node
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _walk(value, loc + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _walk(value, loc + (i,))
+
+
+def _keras_issues(doc: Located):
+    for loc, node in _walk(doc.data):
+        for pattern, kind in KERAS_PLACES:
+            if _matches(pattern, loc):
+                yield from _check_keras(doc, node, kind, loc)
+
+
+def _check_keras(doc: Located, node: Any, kind: str, loc: Loc, reserved: tuple[str, ...] = ()):
+    if isinstance(node, str):
+        name, args, type_loc = node, {}, loc
+    elif isinstance(node, dict) and isinstance(node.get("type"), str):
+        name, type_loc = node["type"], loc + ("type",)
+        reserved = ("weight",) if kind == "losses" else ()
+        args = {k: v for k, v in node.items() if k != "type" and k not in reserved}
+    else:
+        return  # the structural validation reports it
+    known = catalog.classes(kind)
+    noun = catalog.KIND_NOUN[kind]
+    if name not in known:
+        elsewhere = [k for k in catalog.KIND_NOUN if name in catalog.classes(k)]
+        if elsewhere:
+            message = f"`{name}` is a Keras {catalog.KIND_NOUN[elsewhere[0]]}, not a {noun}"
+        else:
+            message = f"unknown Keras {noun} `{name}`{catalog.did_you_mean(name, known)}"
+        yield doc.issue(type_loc, message)
+        return
+    entry = known[name]
+    for arg, value in args.items():
+        arg_loc = loc + (arg,)
+        if arg in OWNED_ARGUMENTS.get(kind, {}):
+            yield doc.issue(arg_loc, OWNED_ARGUMENTS[kind][arg], key=True)
+        elif arg not in entry["params"]:
+            yield doc.issue(arg_loc, f"`{name}` has no argument `{arg}`{catalog.did_you_mean(str(arg), entry['params'])}", key=True)
+        elif isinstance(value, dict) and "type" in value:
+            inner = catalog.nested_kind(str(arg), str(value["type"]))
+            if inner is None:
+                yield doc.issue(arg_loc + ("type",), f"`{value['type']}` is not a Keras class that `{arg}` takes")
+            else:
+                yield from _check_keras(doc, value, inner, arg_loc)
+    for required in entry["required"]:
+        if required not in args:
+            yield doc.issue(loc, f"`{name}` needs the argument `{required}`")
+    if kind == "metrics" and entry.get("default_name") is None and "name" not in args:
+        yield doc.issue(loc, f"give `{name}` a `name`: it is the metric's key in the history")
+
+
