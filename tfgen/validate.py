@@ -108,9 +108,14 @@ def _tag(model: type[BaseModel]) -> Any:
 
 
 def _pydantic_issue(doc: Located, error: dict) -> SpecIssue:
-    loc = _data_loc(doc, error["loc"])
+    raw = tuple(error["loc"])
+    on_key = "[key]" in raw
+    loc = _data_loc(doc, tuple(part for part in raw if part != "[key]"))
     kind = error["type"]
     value = error.get("input")
+    if on_key:
+        message = error["msg"].removeprefix("Value error, ")
+        return doc.issue(loc, message, key=True)
     if kind == "missing":
         parent = loc[:-1]
         return SpecIssue(doc.path, *doc.position(parent, key=True), dotted(loc), f"missing required field `{loc[-1]}`")

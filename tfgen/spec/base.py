@@ -13,14 +13,17 @@ from pydantic_core import CoreSchema
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 
-# Names the generated script defines or imports at module level, or uses inside its functions
-# next to spec-derived names; a spec name equal to one of these would shadow it.
+# Module-level names of the generated script. Spec names (inputs, outputs, ...) only ever land
+# in it as dict keys and strings, but an imported package (`module:function`) becomes a
+# module-level name, so it must not shadow one of these.
 SCRIPT_NAMES = frozenset(
-    """argparse json math os sys time Path np tf keras main build_model build_datasets
-    build_optimizer parse_args load_source synthetic_arrays split_arrays make_pipeline to_named
-    checked_arrays preprocess augment train_step test_step inputs outputs x h model optimizer
-    features targets predictions loss gradients checkpoint manager history""".split()
+    """np tf Path main build_model build_datasets build_optimizer build_metrics parse_args
+    checked_arrays to_named load_npz load_tfrecord synthetic_arrays split_arrays apply_layers
+    as_dataset per_example_mean read_history write_history SEED OUTPUT_DIR EPOCHS INPUTS
+    TARGETS""".split()
 )
+# Modules the script imports itself: a reference into them is fine.
+SCRIPT_MODULES = frozenset({"argparse", "json", "math", "sys", "time", "keras", "numpy", "tensorflow", "pathlib"})
 
 
 class StrictModel(BaseModel):
@@ -34,8 +37,6 @@ def _identifier(value: str) -> str:
         raise ValueError(f"`{value}` is not a valid name: use letters, digits and _, not starting with a digit")
     if keyword.iskeyword(value) or keyword.issoftkeyword(value):
         raise ValueError(f"`{value}` is a Python keyword and cannot name anything in the generated script")
-    if value in SCRIPT_NAMES:
-        raise ValueError(f"`{value}` would shadow a name of the generated script; pick another")
     return value
 
 
@@ -45,6 +46,9 @@ def _dotted_ref(value: str) -> str:
         raise ValueError(f"expected `package.module:function`, found `{value}`")
     if any(keyword.iskeyword(part) for part in module.split(".") + [function]):
         raise ValueError(f"`{value}` contains a Python keyword")
+    top = module.split(".")[0]
+    if top in SCRIPT_NAMES and top not in SCRIPT_MODULES:
+        raise ValueError(f"package `{top}` would shadow a name of the generated script")
     return value
 
 

@@ -1,0 +1,82 @@
+"""Shared helpers: the repo layout, running tfgen, and loading generated scripts as modules."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECS = sorted((ROOT / "specs").glob("*.yaml"))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+def run_tfgen(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the real `tfgen` command line in a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "tfgen", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
+
+
+def load_module(path: Path):
+    """Import a generated script as a module (a fresh one per call)."""
+    name = f"generated_{path.stem}_{uuid.uuid4().hex[:8]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def base_spec(**overrides) -> dict:
+    """A small valid spec (synthetic data, one Dense head), with top-level sections overridden."""
+    spec = {
+        "name": "small",
+        "seed": 1,
+        "data": {
+            "train": {"source": {"type": "synthetic", "examples": 256}, "batch_size": 32, "shuffle": 256},
+            "validation": {"source": {"type": "synthetic", "examples": 64}},
+        },
+        "model": {
+            "inputs": {"features": {"shape": [8]}},
+            "layers": [{"type": "Dense", "units": 16, "activation": "relu"}],
+            "outputs": {"label": [{"type": "Dense", "units": 3}]},
+        },
+        "targets": {"label": {"shape": [], "dtype": "int32", "classes": 3}},
+        "losses": {"label": {"type": "SparseCategoricalCrossentropy", "from_logits": True}},
+        "metrics": {"label": ["SparseCategoricalAccuracy"]},
+        "optimizer": {"type": "Adam", "learning_rate": 0.01},
+        "train": {"epochs": 2},
+    }
+    spec.update(overrides)
+    return spec
+
+
+@pytest.fixture
+def build_spec(tmp_path):
+    """Write a spec dict to tmp_path, build it with the real CLI, and return the script's path."""
+
+    def build(spec: dict, stem: str = "small") -> Path:
+        spec_path = tmp_path / f"{stem}.yaml"
+        spec_path.write_text(yaml.safe_dump(spec, sort_keys=False))
+        result = run_tfgen("build", str(spec_path), "--out", str(tmp_path / "generated"), cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        return tmp_path / "generated" / f"{stem}.py"
+
+    return build
+
+
+def read_history(output_dir: Path) -> list[dict]:
+    import json
+
+    return [json.loads(line) for line in (output_dir / "history.jsonl").read_text().splitlines()]
