@@ -305,9 +305,6 @@ def main(argv: list[str] | None = None) -> list[dict]:
             wait.assign(0)
         elif int(wait) >= EARLY_STOPPING_PATIENCE and epoch > 1:
             stopped.assign(True)
-            print(
-                f"Early stopping: {EARLY_STOPPING_MONITOR} did not improve for {int(wait)} epochs"
-            )
 
         # Save the checkpoint first, then the history row that describes it.
         epoch_counter.assign(epoch)
@@ -324,6 +321,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
             f"Epoch {epoch}/{args.epochs} - {row['epoch_seconds']:.1f}s - {values} - lr: {row['lr']:.3g}",
             flush=True,
         )
+        if bool(stopped):
+            print(
+                f"Early stopping: {EARLY_STOPPING_MONITOR} did not improve for {int(wait)} epochs"
+            )
     model.save(output_dir / "model.keras")
     return history
 
