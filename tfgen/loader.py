@@ -11,6 +11,7 @@ import yaml
 from .errors import SpecError, SpecIssue
 
 Loc = tuple[Any, ...]
+PLAIN_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 
 @dataclass
@@ -54,6 +55,9 @@ class _Builder:
 
     def build(self, node: yaml.Node, loc: Loc) -> Any:
         self.values[loc] = _mark(node)
+        if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in PLAIN_TAGS:
+            self.located(node, loc, f"YAML tag {node.tag} is not allowed (specs hold plain data only)")
+            return None
         if isinstance(node, yaml.MappingNode):
             self._scalars.flatten_mapping(node)  # resolve YAML merge keys (<<) like SafeLoader does
             result: dict[Any, Any] = {}

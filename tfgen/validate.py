@@ -186,7 +186,8 @@ def _check_keras(doc: Located, node: Any, kind: str, loc: Loc, reserved: tuple[s
     if name not in known:
         elsewhere = [k for k in catalog.KIND_NOUN if name in catalog.classes(k)]
         if elsewhere:
-            message = f"`{name}` is a Keras {catalog.KIND_NOUN[elsewhere[0]]}, not a {noun}"
+            article = "an" if noun[0] in "aeiou" else "a"
+            message = f"`{name}` is a Keras {catalog.KIND_NOUN[elsewhere[0]]}, not {article} {noun}"
         else:
             message = f"unknown Keras {noun} `{name}`{catalog.did_you_mean(name, known)}"
         yield doc.issue(type_loc, message)
