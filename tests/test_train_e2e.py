@@ -155,3 +155,53 @@ def test_missing_data_file_is_a_clear_error(tmp_path):
     assert "error: data file data/mnist.npz not found" in result.stderr
     assert "--synthetic" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_same_seed_gives_identical_runs(build_spec, tmp_path):
+    import keras
+
+    module = load_module(build_spec(base_spec()))
+    first = module.main(["--output-dir", str(tmp_path / "a"), "--epochs", "2"])
+    second = module.main(["--output-dir", str(tmp_path / "b"), "--epochs", "2"])
+    strip = lambda rows: [{k: v for k, v in r.items() if k not in ("epoch_seconds", "examples_per_second")} for r in rows]
+    assert strip(first) == strip(second)
+    a = keras.models.load_model(tmp_path / "a" / "model.keras").get_weights()
+    b = keras.models.load_model(tmp_path / "b" / "model.keras").get_weights()
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_learning_rate_schedule_object(build_spec, tmp_path):
+    spec = base_spec(optimizer={"type": "SGD", "learning_rate": {
+        "type": "ExponentialDecay", "initial_learning_rate": 0.1, "decay_steps": 8, "decay_rate": 0.5}})
+    module = load_module(build_spec(spec))
+    history = module.main(["--output-dir", str(tmp_path / "run"), "--epochs", "3"])
+    # 8 steps per epoch: the rate halves every epoch.
+    assert [row["lr"] for row in history] == pytest.approx([0.05, 0.025, 0.0125])
+
+
+def test_progress_bar_on_a_terminal_plain_lines_otherwise(tmp_path):
+    import pty
+
+    script = ROOT / "generated" / "digits.py"
+    args = [sys.executable, str(script), "--epochs", "1", "--output-dir", str(tmp_path / "run")]
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    plain = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
+    assert plain.returncode == 0
+    assert plain.stdout.strip().splitlines()[-2].startswith("Epoch 1/1 - ")
+    assert "/22 [" not in plain.stdout
+
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(args + ["--fresh"], stdout=terminal, stderr=subprocess.DEVNULL, env=env)
+    os.close(terminal)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+    assert process.wait(timeout=300) == 0
+    text = output.decode(errors="replace")
+    assert "22/22" in text and ("━" in text or "=" in text)  # keras.utils.Progbar's bar
