@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import SpecError
-from .loader import load_file
 from .render import render
+from .resolve import resolve, resolved_sha256
 from .validate import validate
 
 HASH_LINE = re.compile(r"^# Spec sha256: ([0-9a-f]{64})$", re.MULTILINE)
@@ -45,23 +45,19 @@ def display_path(path: Path) -> str:
         return path.name
 
 
-def plan_targets(specs: list[Path], out_dir: Path) -> list[Target]:
+def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[str, ...] = ()) -> list[Target]:
     """Render every spec; raise SpecError with the problems of all specs if any is invalid."""
     targets, issues = [], []
     for spec_path in specs:
         shown = display_path(spec_path)
         try:
-            doc = load_file(spec_path, shown)
+            doc = resolve(spec_path, shown, overrides)
             spec = validate(doc)
         except SpecError as error:
             issues.extend(error.issues)
             continue
-        text = spec_path.read_text(encoding="utf-8")
-        from .render import spec_sha256
-
-        targets.append(
-            Target(spec_path, out_dir / f"{spec_path.stem}.py", render(spec, spec_path=shown, spec_text=text), spec_sha256(text))
-        )
+        sha = resolved_sha256(doc)
+        targets.append(Target(spec_path, out_dir / f"{spec_path.stem}.py", render(spec, spec_path=shown, sha256=sha), sha))
     if issues:
         raise SpecError(issues)
     return targets

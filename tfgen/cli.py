@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .errors import SpecError
+from .errors import SpecError, UsageError
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_INVALID = 0, 1, 2
 
@@ -31,10 +31,22 @@ def _parser() -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help_text)
         command.add_argument("specs", nargs="+", type=Path, metavar="SPEC")
         command.add_argument("--out", type=Path, default=Path("generated"), help="output folder (default: generated/)")
+        _add_set(command)
     validate = commands.add_parser("validate", help="check specs without writing anything")
     validate.add_argument("specs", nargs="+", type=Path, metavar="SPEC")
+    _add_set(validate)
+    init = commands.add_parser("init", help="write a commented starter spec that validates and builds")
+    init.add_argument("name", nargs="?", default="starter", help="the run's name (default: starter)")
+    init.add_argument("--dir", type=Path, default=Path("specs"), help="where to write NAME.yaml (default: specs/)")
     commands.add_parser("schema", help="print the JSON Schema of the spec")
     return parser
+
+
+def _add_set(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
+        help="override a spec field, e.g. --set optimizer.learning_rate=0.01 (repeatable)",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     except SpecError as error:
         print(error, file=sys.stderr)
         return EXIT_INVALID
+    except UsageError as error:
+        print(f"tfgen: error: {error}", file=sys.stderr)
+        return EXIT_INVALID
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -52,15 +67,20 @@ def _run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(schema_text())
         return EXIT_OK
+    if args.command == "init":
+        from .init import write_starter
+
+        print(f"wrote {write_starter(args.name, args.dir)}")
+        return EXIT_OK
     if args.command == "validate":
         from .build import display_path
-        from .loader import load_file
+        from .resolve import resolve
         from .validate import validate
 
         issues = []
         for path in args.specs:
             try:
-                validate(load_file(path, display_path(path)))
+                validate(resolve(path, display_path(path), args.overrides))
             except SpecError as error:
                 issues.extend(error.issues)
         if issues:
@@ -70,7 +90,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from .build import display_path, plan_targets, problem, unified_diff, write_atomically
 
-    targets = plan_targets(args.specs, args.out)
+    targets = plan_targets(args.specs, args.out, args.overrides)
     if args.command == "build":
         for target in targets:
             write_atomically(target.output, target.text)

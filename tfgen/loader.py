@@ -14,27 +14,32 @@ Loc = tuple[Any, ...]
 PLAIN_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 
+Pos = tuple[str, int, int]  # file, line, column (1-based)
+
+
 @dataclass
 class Located:
-    """Plain Python data from a YAML file plus the position of each value and each mapping key."""
+    """Plain Python data from YAML plus the position of each value and each mapping key.
+
+    Positions carry their file: a spec that `extends` another holds nodes of both.
+    """
 
     data: Any
     path: str
-    values: dict[Loc, tuple[int, int]] = field(default_factory=dict)
-    keys: dict[Loc, tuple[int, int]] = field(default_factory=dict)
+    values: dict[Loc, Pos] = field(default_factory=dict)
+    keys: dict[Loc, Pos] = field(default_factory=dict)
 
-    def position(self, loc: Loc, *, key: bool = False) -> tuple[int, int]:
+    def position(self, loc: Loc, *, key: bool = False) -> Pos:
         """Best position for `loc`: the node itself, else its nearest existing ancestor."""
         loc = tuple(loc)
         if key and loc in self.keys:
             return self.keys[loc]
         while loc not in self.values and loc:
             loc = loc[:-1]
-        return self.values.get(loc, (1, 1))
+        return self.values.get(loc, (self.path, 1, 1))
 
     def issue(self, loc: Loc, message: str, *, key: bool = False) -> SpecIssue:
-        line, column = self.position(loc, key=key)
-        return SpecIssue(self.path, line, column, dotted(loc), message)
+        return SpecIssue(*self.position(loc, key=key), dotted(loc), message)
 
 
 def dotted(loc: Loc) -> str:
@@ -48,13 +53,13 @@ def _mark(node: yaml.Node) -> tuple[int, int]:
 class _Builder:
     def __init__(self, path: str):
         self.path = path
-        self.values: dict[Loc, tuple[int, int]] = {}
-        self.keys: dict[Loc, tuple[int, int]] = {}
+        self.values: dict[Loc, Pos] = {}
+        self.keys: dict[Loc, Pos] = {}
         self.issues: list[SpecIssue] = []
         self._scalars = yaml.SafeLoader("")
 
     def build(self, node: yaml.Node, loc: Loc) -> Any:
-        self.values[loc] = _mark(node)
+        self.values[loc] = (self.path, *_mark(node))
         if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in PLAIN_TAGS:
             self.located(node, loc, f"YAML tag {node.tag} is not allowed (specs hold plain data only)")
             return None
@@ -67,14 +72,14 @@ class _Builder:
                     self.located(key_node, loc, "a mapping key must be a plain scalar")
                     continue
                 if key in result:
-                    first = self.keys[loc + (key,)]
+                    _, line, column = self.keys[loc + (key,)]
                     self.located(
                         key_node,
                         loc + (key,),
-                        f"duplicate key `{key}` (first given at line {first[0]}, column {first[1]})",
+                        f"duplicate key `{key}` (first given at line {line}, column {column})",
                     )
                     continue
-                self.keys[loc + (key,)] = _mark(key_node)
+                self.keys[loc + (key,)] = (self.path, *_mark(key_node))
                 result[key] = self.build(value_node, loc + (key,))
             return result
         if isinstance(node, yaml.SequenceNode):

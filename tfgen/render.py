@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
+import json
 from functools import lru_cache
 from pathlib import Path
 
@@ -10,7 +10,7 @@ import black
 import jinja2
 
 from . import __version__
-from .plan import make_view
+from .plan import literal, make_view
 from .spec import Spec
 
 # Fixed black mode: the output must not depend on any project's black configuration.
@@ -25,7 +25,7 @@ def templates_dir() -> Path:
 
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -33,14 +33,15 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         autoescape=False,
     )
+    # Every spec value that lands in code goes through `py`: a Python literal, never raw text.
+    env.filters["py"] = literal
+    return env
 
 
-def spec_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def render(spec: Spec, *, spec_path: str, spec_text: str) -> str:
+def render(spec: Spec, *, spec_path: str, sha256: str) -> str:
     """The generated training script for `spec`, black-formatted."""
-    view = make_view(spec, spec_path=spec_path, spec_sha256=spec_sha256(spec_text), version=__version__)
+    # The path lands in a comment: escape anything (a newline, say) that could end it.
+    shown = json.dumps(spec_path, ensure_ascii=False)[1:-1]
+    view = make_view(spec, spec_path=shown, spec_sha256=sha256, version=__version__)
     source = environment().get_template("train.py.jinja").render(v=view)
     return black.format_str(source, mode=BLACK_MODE)

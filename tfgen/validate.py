@@ -118,7 +118,7 @@ def _pydantic_issue(doc: Located, error: dict) -> SpecIssue:
         return doc.issue(loc, message, key=True)
     if kind == "missing":
         parent = loc[:-1]
-        return SpecIssue(doc.path, *doc.position(parent, key=True), dotted(loc), f"missing required field `{loc[-1]}`")
+        return SpecIssue(*doc.position(parent, key=True), dotted(loc), f"missing required field `{loc[-1]}`")
     if kind == "extra_forbidden":
         model = _model_at(doc, loc[:-1])
         hint = catalog.did_you_mean(str(loc[-1]), list(model.model_fields)) if model else ""

@@ -13,6 +13,7 @@ from .training import Checkpoint, LossSpec, Train
 class Spec(StrictModel):
     """A tfgen spec: one training run, from data to saved model."""
 
+    extends: str | None = Field(None, description="path of a spec this one extends (deep merge; this one wins)")
     name: Identifier
     seed: NonNegativeInt = 0
     output_dir: str = Field("", description="default: runs/<name>")
