@@ -2,9 +2,9 @@
 # Spec sha256: db8558439a194b80f4dea1e68b448e943a02c543d3d49c4baddd2223b6f593a7
 """Train `digits` with a custom TensorFlow training loop.
 
-Data: `sklearn.datasets:load_digits`, in batches of 64; 20% held out for validation.
+Data: `sklearn.datasets:load_digits`; a random part held out for validation.
 Model: 3 shared layers; outputs `digit` (SparseCategoricalCrossentropy).
-Optimizer: Adam; 30 epochs, early stopping on val_loss.
+Optimizer: Adam; early stopping.
 
 Run `python digits.py --help` for options. Writes history.jsonl, checkpoints/ and
 model.keras under the output directory; a rerun resumes from the latest checkpoint.

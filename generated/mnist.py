@@ -2,9 +2,9 @@
 # Spec sha256: 1ebc32fde8d834356cecb805053f5071ad76ddefc5c3588ed31118a60e84bae9
 """Train `mnist` with a custom TensorFlow training loop.
 
-Data: arrays from an .npz file, in batches of 32.
+Data: arrays from an .npz file.
 Model: 4 shared layers; outputs `digit` (SparseCategoricalCrossentropy).
-Optimizer: Adam; 5 epochs, early stopping on val_loss.
+Optimizer: Adam; early stopping.
 
 Run `python mnist.py --help` for options. Writes history.jsonl, checkpoints/ and
 model.keras under the output directory; a rerun resumes from the latest checkpoint.

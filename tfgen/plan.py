@@ -221,12 +221,12 @@ def _docstring(spec: Spec, outputs: list[OutputView], train: SourceView) -> list
     lines = [
         f"Train `{spec.name}` with a custom TensorFlow training loop.",
         "",
-        f"Data: {described}, in batches of {spec.data.train.batch_size}"
-        + (f"; {spec.data.validation_split:.0%} held out for validation." if spec.data.validation_split else "."),
+        f"Data: {described}"
+        + ("; a random part held out for validation." if spec.data.validation_split else "."),
         "Model: " + ("built by `" + spec.model.builder + "`" if spec.model.builder else f"{len(spec.model.layers)} shared layers")
         + "; outputs " + ", ".join(f"`{o.name}` ({spec.losses[o.name].type})" for o in outputs) + ".",
-        f"Optimizer: {spec.optimizer.type}; {spec.train.epochs} epochs"
-        + (f", early stopping on {spec.train.early_stopping.monitor}" if spec.train.early_stopping else "") + ".",
+        f"Optimizer: {spec.optimizer.type}"
+        + ("; early stopping." if spec.train.early_stopping else "."),
     ]
     return lines
 

@@ -1,0 +1,193 @@
+"""Spec UX: schema file, extends, --set, init, pre-commit hook, reviewable diffs, no injection."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT, SPECS, base_spec, run_tfgen
+from tfgen.build import plan_targets
+from tfgen.cli import main
+from tfgen.errors import SpecError
+from tfgen.render import BLACK_MODE
+
+
+def test_committed_schema_equals_tfgen_schema(capsys):
+    assert main(["schema"]) == 0
+    assert capsys.readouterr().out == (ROOT / "tfgen.schema.json").read_text()
+    assert "extends" in json.loads((ROOT / "tfgen.schema.json").read_text())["properties"]
+
+
+def test_example_specs_point_editors_at_the_schema():
+    for spec in SPECS:
+        assert spec.read_text().splitlines()[0] == "# yaml-language-server: $schema=../tfgen.schema.json"
+
+
+def _write(path, data):
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def test_extends_deep_merges_and_the_extending_spec_wins(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "base").mkdir()
+    _write(tmp_path / "base" / "common.yaml", base_spec())
+    _write(tmp_path / "child.yaml", {"extends": "base/common.yaml", "name": "child", "train": {"epochs": 9},
+                                     "data": {"train": {"batch_size": 8}}})
+    (target,) = plan_targets([tmp_path / "child.yaml"], tmp_path / "out")
+    assert "EPOCHS = 9" in target.text and "GLOBAL_BATCH_SIZE = 8" in target.text
+    assert "SHUFFLE_BUFFER = 256" in target.text  # kept from the base
+    # Errors in inherited nodes point into the file that holds them.
+    _write(tmp_path / "base" / "common.yaml", base_spec(seed=-1))
+    assert main(["validate", "child.yaml"]) == 2
+    assert capsys.readouterr().err.startswith("base/common.yaml:2:7: seed: input should be greater than or equal to 0")
+
+
+def test_extends_cycle_is_a_located_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.yaml").write_text("extends: b.yaml\nname: a\n")
+    (tmp_path / "b.yaml").write_text("name: b\nextends: a.yaml\n")
+    assert main(["validate", "a.yaml"]) == 2
+    assert capsys.readouterr().err == "b.yaml:2:10: extends: `extends` makes a cycle: a.yaml -> b.yaml -> a.yaml\n"
+
+
+def test_set_overrides_are_typed_by_the_schema_and_located(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path / "s.yaml", base_spec())
+    (target,) = plan_targets([tmp_path / "s.yaml"], tmp_path, ["optimizer.learning_rate=0.5", "output_dir=123",
+                                                                "model.layers.0.units=7"])
+    assert "learning_rate=0.5" in target.text and 'OUTPUT_DIR = "123"' in target.text and "units=7" in target.text
+    plain = plan_targets([tmp_path / "s.yaml"], tmp_path)[0]
+    assert plain.spec_sha256 != target.spec_sha256  # the header hash covers the resolved spec
+    assert main(["validate", "s.yaml", "--set", "data.train.batch_size=-4"]) == 2
+    assert capsys.readouterr().err == (
+        "--set data.train.batch_size=-4:1:23: data.train.batch_size: input should be greater than 0, found -4\n"
+    )
+
+
+def test_init_writes_a_starter_that_validates_builds_and_refuses_to_overwrite(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("")
+    assert run_tfgen("init", "demo", cwd=tmp_path).returncode == 0
+    text = (tmp_path / "specs" / "demo.yaml").read_text()
+    assert text.startswith("# yaml-language-server: $schema=../tfgen.schema.json\n# ")
+    assert run_tfgen("build", "specs/demo.yaml", cwd=tmp_path).returncode == 0
+    again = run_tfgen("init", "demo", cwd=tmp_path)
+    assert again.returncode == 2 and "exists" in again.stderr
+    assert (tmp_path / "specs" / "demo.yaml").read_text() == text
+
+
+def test_pre_commit_hook_runs_tfgen_check():
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["entry"] == "tfgen check" and hook["language"] == "python"
+
+
+# --- reviewable diffs ------------------------------------------------------------------------
+
+
+def _changed_lines(tmp_path, before: dict, after: dict) -> list[str]:
+    texts = []
+    for stem, data in (("before", before), ("after", after)):
+        _write(tmp_path / "spec.yaml", data)
+        texts.append(plan_targets([tmp_path / "spec.yaml"], tmp_path)[0].text)
+    diff = difflib.unified_diff(texts[0].splitlines(), texts[1].splitlines(), lineterm="", n=0)
+    return [line for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---", "-# Spec sha256", "+# Spec sha256"))]
+
+
+def test_one_field_changes_only_the_lines_it_drives(tmp_path):
+    spec = base_spec()
+    faster = base_spec(optimizer={"type": "Adam", "learning_rate": 0.02})
+    assert _changed_lines(tmp_path, spec, faster) == [
+        "-    return keras.optimizers.Adam(learning_rate=0.01)", "+    return keras.optimizers.Adam(learning_rate=0.02)"]
+    wider = base_spec()
+    wider["model"]["layers"] = [{"type": "Dense", "units": 32, "activation": "relu"}]
+    assert _changed_lines(tmp_path, spec, wider) == [
+        '-    x = keras.layers.Dense(units=16, activation="relu")(x)', '+    x = keras.layers.Dense(units=32, activation="relu")(x)']
+    metric = base_spec(metrics={"label": ["SparseCategoricalAccuracy", {"type": "SparseTopKCategoricalAccuracy", "k": 2}]})
+    added = _changed_lines(tmp_path, spec, metric)
+    # Two statements added (its constructor and its update), nothing else touched.
+    assert all(line.startswith("+") for line in added) and len(added) <= 4
+    joined = "".join(added)
+    assert "keras.metrics.SparseTopKCategoricalAccuracy(k=2)" in joined
+    assert 'metrics["sparse_top_k_categorical_accuracy"].update_state(' in joined
+    longer = base_spec(train={"epochs": 7})
+    assert _changed_lines(tmp_path, spec, longer) == ["-EPOCHS = 2", "+EPOCHS = 7"]
+
+
+# --- no injection ----------------------------------------------------------------------------
+
+ADVERSARIAL = ['"', "'", '"""', "'''", "\\", "a\nb", "\\n", "é🙂", '__import__("os").system("echo pwned")',
+               '"); __import__("os").system("x")  #', "${x}", "{{ v }}"]
+
+
+def _string_fields(spec: dict):
+    """(setter, description) for every string field a user may write free text into."""
+    yield lambda s, v: s.__setitem__("output_dir", v), "output_dir"
+    yield lambda s, v: s["model"]["layers"][0].__setitem__("activation", v), "layer argument"
+    yield lambda s, v: s["metrics"]["label"].__setitem__(0, {"type": "SparseCategoricalAccuracy", "name": v}), "metric name"
+    yield lambda s, v: s["data"]["train"].__setitem__("source", {"type": "npz", "path": v, "x": v, "y": v}), "npz path and keys"
+    yield lambda s, v: s["data"]["train"].__setitem__("cache", v), "cache file"
+    yield lambda s, v: s["data"]["train"].__setitem__("source", {"type": "python", "function": "m:f", "kwargs": {v: v}}), "python kwargs"
+    yield lambda s, v: s.__setitem__("name", v), "name"
+    yield lambda s, v: s["data"]["train"].__setitem__("source", {"type": "python", "function": v}), "function"
+    yield lambda s, v: s["model"]["inputs"].__setitem__(v, {"shape": [2]}), "input name"
+
+
+def _constants(text: str) -> set:
+    return {node.value for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Constant)}
+
+
+@pytest.mark.parametrize("value", ADVERSARIAL)
+def test_adversarial_strings_are_rejected_or_land_as_literals(tmp_path, value):
+    for index, (setter, what) in enumerate(_string_fields(base_spec())):
+        spec = base_spec()
+        setter(spec, value)
+        path = tmp_path / f"s{index}.yaml"
+        _write(path, spec)
+        try:
+            (target,) = plan_targets([path], tmp_path)
+        except SpecError as error:
+            assert all(issue.line >= 1 and issue.field for issue in error.issues), (what, str(error))
+            continue
+        assert value in _constants(target.text) or f"{value}" in {str(c) for c in _constants(target.text)}, what
+        assert "pwned" not in "".join(
+            line for line in target.text.splitlines() if not line.lstrip().startswith(("#",)) and "pwned" in line
+            and not any(q in line for q in ('"', "'"))
+        )
+
+
+names = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True).filter(lambda s: s not in {"if", "in", "is", "or", "as", "def", "for", "and", "not", "del", "try", "with", "case", "type", "match"})
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=names,
+    units=st.lists(st.integers(1, 512), min_size=0, max_size=4),
+    heads=st.lists(names, min_size=1, max_size=3, unique=True),
+    lr=st.floats(1e-6, 1.0),
+    text=st.text(max_size=20),
+    patience=st.one_of(st.none(), st.integers(0, 5)),
+)
+def test_generated_valid_specs_always_parse_and_are_black_stable(tmp_path, name, units, heads, lr, text, patience):
+    import black
+
+    spec = base_spec(name=name, output_dir=text or "runs/x", optimizer={"type": "SGD", "learning_rate": lr})
+    spec["model"]["layers"] = [{"type": "Dense", "units": u} for u in units]
+    spec["model"]["outputs"] = {h: [{"type": "Dense", "units": 3}] for h in heads}
+    spec["targets"] = {h: {"dtype": "int32", "classes": 3} for h in heads}
+    spec["losses"] = {h: {"type": "SparseCategoricalCrossentropy", "from_logits": True, "weight": 0.5} for h in heads}
+    spec["metrics"] = {heads[0]: ["SparseCategoricalAccuracy"]}
+    if patience is not None:
+        spec["train"]["early_stopping"] = {"monitor": "val_loss", "patience": patience}
+    path = _write(tmp_path / "p.yaml", spec)
+    first = plan_targets([path], tmp_path)[0].text
+    assert plan_targets([path], tmp_path)[0].text == first
+    ast.parse(first)
+    assert black.format_str(first, mode=BLACK_MODE) == first
+    assert (text or "runs/x") in _constants(first)
