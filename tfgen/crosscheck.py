@@ -13,12 +13,11 @@ from .spec import Spec
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
 
 
-def cross_check(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    yield from _outputs(spec, doc)
-    yield from _model(spec, doc)
-    yield from _data(spec, doc)
-    yield from _losses(spec, doc)
-    yield from _early_stopping(spec, doc)
+def cross_check(spec: Spec, doc: Located, valid: set[str] | None = None) -> Iterator[SpecIssue]:
+    """Run every check whose sections are valid (`valid`: the section names; None: all)."""
+    for check, needs in CHECKS:
+        if valid is None or needs <= valid:
+            yield from check(spec, doc)
 
 
 def _outputs(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
@@ -104,3 +103,14 @@ def _early_stopping(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         yield doc.issue(loc, f"`{stopping.monitor}` needs validation data: add `data.validation` or `data.validation_split`")
     elif stopping.monitor not in keys:
         yield doc.issue(loc, f"`{stopping.monitor}` is not logged by this run{catalog.did_you_mean(stopping.monitor, keys)} (logged: {', '.join(keys)})")
+
+
+# Each check and the top-level sections it reads: with a structurally broken section, the checks
+# that do not read it still run, so a spec's errors are reported together.
+CHECKS = (
+    (_outputs, {"model", "targets", "losses", "metrics"}),
+    (_model, {"model", "data"}),
+    (_data, {"data", "model", "targets"}),
+    (_losses, {"losses", "targets"}),
+    (_early_stopping, {"train", "data", "model", "targets", "metrics"}),
+)

@@ -6,7 +6,7 @@ import types
 import typing
 from typing import Any, Union
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from . import catalog
 from .errors import SpecError, SpecIssue
@@ -35,19 +35,41 @@ OWNED_ARGUMENTS = {
 
 def validate(doc: Located) -> Spec:
     """Validate a spec document; raise SpecError with every problem found, in file order."""
-    issues = list(_keras_issues(doc))
-    spec = None
+    from .crosscheck import cross_check
+
+    keras_issues = list(_keras_issues(doc))
     try:
         spec = Spec.model_validate(doc.data)
     except ValidationError as exc:
-        issues.extend(_pydantic_issue(doc, error) for error in exc.errors())
-    if spec is not None and not issues:
-        from .crosscheck import cross_check
-
-        issues.extend(cross_check(spec, doc))
+        issues = keras_issues + [_pydantic_issue(doc, error) for error in exc.errors()]
+        partial, valid = _valid_sections(doc.data, {issue_section(i, doc) for i in keras_issues})
+        issues.extend(cross_check(partial, doc, valid))
+        raise SpecError(issues) from None
+    broken = {issue_section(i, doc) for i in keras_issues}
+    issues = keras_issues + list(cross_check(spec, doc, set(Spec.model_fields) - broken))
     if issues:
         raise SpecError(issues)
     return spec
+
+
+def issue_section(issue: SpecIssue, doc: Located) -> str:
+    return issue.field.split(".")[0]
+
+
+def _valid_sections(data: dict, broken: set[str]) -> tuple[Spec, set[str]]:
+    """A partial Spec of the top-level sections that validate on their own, and their names."""
+    sections: dict[str, Any] = {}
+    for name, field in Spec.model_fields.items():
+        if name in broken:
+            continue
+        if name in data:
+            try:
+                sections[name] = TypeAdapter(field.annotation).validate_python(data[name])
+            except ValidationError:
+                continue
+        elif not field.is_required():
+            sections[name] = field.get_default(call_default_factory=True)
+    return Spec.model_construct(**sections), set(sections)
 
 
 # --- pydantic errors -> located issues -------------------------------------------------------
