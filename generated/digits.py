@@ -40,8 +40,14 @@ TARGETS = {
 SYNTHETIC_TRAIN_EXAMPLES = 1024
 EARLY_STOPPING_MONITOR = "val_loss"
 EARLY_STOPPING_PATIENCE = 5
+IN_MEMORY_BUDGET_BYTES = 2**30  # larger training arrays stream through tf.data instead
 CHECKPOINT_EVERY_EPOCHS = 1
 CHECKPOINTS_TO_KEEP = 3
+
+
+def make_strategy() -> tf.distribute.Strategy:
+    """The default strategy: one device, and the same distributed code path as many."""
+    return tf.distribute.get_strategy()
 
 
 def checked_arrays(arrays, specs, what):
@@ -57,6 +63,8 @@ def checked_arrays(arrays, specs, what):
         if name not in arrays:
             raise ValueError(f"the source has no {what} `{name}` (it has {sorted(arrays)})")
         array = np.asarray(arrays[name])
+        if shape == () and array.shape[1:] == (1,):
+            array = array.reshape(-1)  # labels stored as a column, as keras.datasets.cifar10 does
         if array.shape[1:] != shape:
             raise ValueError(
                 f"{what} `{name}` has examples of shape {array.shape[1:]}, the spec declares {shape}"
@@ -111,29 +119,44 @@ def split_arrays(data, fraction):
     )
 
 
-def build_datasets(synthetic: bool = False):
-    """Return `(train_ds, validation_ds)`: batched, prefetched tf.data pipelines.
+def load_data(synthetic: bool = False):
+    """Return `(train, validation)` examples: `({input: array}, {target: array})` or tf.data.Datasets.
 
-    Elements are `(features, targets)`, dicts keyed by input and target name. With
-    `synthetic=True` the data is random, of the declared shapes, and no file is read.
+    With `synthetic=True` the data is random, of the declared shapes, and no file is read.
     """
     if synthetic:
         train = synthetic_arrays(SYNTHETIC_TRAIN_EXAMPLES, seed=SEED)
     else:
         train = to_named(sklearn.datasets.load_digits(return_X_y=True))
-    train, validation = split_arrays(train, VALIDATION_SPLIT)
+    return split_arrays(train, VALIDATION_SPLIT)
 
-    train_ds = as_dataset(train)
-    train_ds = train_ds.shuffle(SHUFFLE_BUFFER, seed=SEED, reshuffle_each_iteration=True)
-    train_ds = train_ds.batch(
+
+def train_pipeline(train) -> tf.data.Dataset:
+    """Batched, prefetched training batches of `(features, targets)` dicts."""
+    dataset = as_dataset(train)
+    dataset = dataset.shuffle(SHUFFLE_BUFFER, seed=SEED, reshuffle_each_iteration=True)
+    dataset = dataset.batch(
         GLOBAL_BATCH_SIZE, drop_remainder=True, num_parallel_calls=tf.data.AUTOTUNE
     )
-    train_ds = train_ds.prefetch(tf.data.AUTOTUNE)
+    return dataset.prefetch(tf.data.AUTOTUNE)
 
-    validation_ds = as_dataset(validation)
-    validation_ds = validation_ds.batch(VALIDATION_BATCH_SIZE, num_parallel_calls=tf.data.AUTOTUNE)
-    validation_ds = validation_ds.prefetch(tf.data.AUTOTUNE)
-    return train_ds, validation_ds
+
+def validation_pipeline(validation) -> tf.data.Dataset:
+    """Batched validation batches (the last one may be partial: metrics average per example)."""
+    dataset = as_dataset(validation)
+    dataset = dataset.batch(VALIDATION_BATCH_SIZE, num_parallel_calls=tf.data.AUTOTUNE)
+    return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def array_bytes(data) -> int:
+    """Bytes held by `(features, targets)` arrays."""
+    return sum(array.nbytes for arrays in data for array in arrays.values())
+
+
+def build_datasets(synthetic: bool = False):
+    """Return `(train_ds, validation_ds)`: the tf.data pipelines of `load_data(synthetic)`."""
+    train, validation = load_data(synthetic)
+    return train_pipeline(train), validation_pipeline(validation)
 
 
 def as_dataset(data):
@@ -210,47 +233,80 @@ def parse_args(argv):
 def main(argv: list[str] | None = None) -> list[dict]:
     """Train (or resume) and save the model; return the history rows, one dict per epoch."""
     args = parse_args(argv)
-    output_dir = Path(args.output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
+    strategy = make_strategy()
     keras.utils.set_random_seed(SEED)
+    output_dir = Path(args.output_dir)
+    write_dir = output_dir
+    write_dir.mkdir(parents=True, exist_ok=True)
+    replicas = strategy.num_replicas_in_sync
+    if GLOBAL_BATCH_SIZE % replicas:
+        raise ValueError(
+            f"batch_size {GLOBAL_BATCH_SIZE} does not split evenly over {replicas} replicas"
+        )
+    per_replica_batch = GLOBAL_BATCH_SIZE // replicas
+    print(
+        f"{replicas} replica(s): global batch {GLOBAL_BATCH_SIZE}, {per_replica_batch} per replica"
+    )
 
-    train_ds, validation_ds = build_datasets(synthetic=args.synthetic)
+    train, validation = load_data(synthetic=args.synthetic)
+    # Arrays that fit the budget stay in memory and are sliced inside the compiled loop.
+    in_memory = (
+        not isinstance(train, tf.data.Dataset) and array_bytes(train) <= IN_MEMORY_BUDGET_BYTES
+    )
+    if in_memory:
+        train_features = {name: tf.convert_to_tensor(array) for name, array in train[0].items()}
+        train_targets = {name: tf.convert_to_tensor(array) for name, array in train[1].items()}
+        train_examples = len(next(iter(train_targets.values())))
+        steps_per_epoch = train_examples // GLOBAL_BATCH_SIZE
+    else:
+        train_ds = train_pipeline(train)
+        steps_per_epoch = int(train_ds.cardinality())
+        if steps_per_epoch < 0:  # unknown (a file or generator source): count once
+            steps_per_epoch = int(train_ds.reduce(0, lambda count, _: count + 1))
+        train_dist = strategy.experimental_distribute_dataset(train_ds)
     if args.steps_per_epoch:
-        train_ds = train_ds.take(args.steps_per_epoch)
+        steps_per_epoch = min(steps_per_epoch, args.steps_per_epoch)
+    validation_dist = strategy.experimental_distribute_dataset(validation_pipeline(validation))
+    # Run many steps per tf.function call (fewer Python round trips), at most an epoch.
+    steps_per_execution = max(1, min(steps_per_epoch, 100))
 
-    model = build_model()
-    optimizer = build_optimizer()
+    # Everything that owns variables is created in the strategy's scope, so it is mirrored.
+    with strategy.scope():
+        model = build_model()
+        optimizer = build_optimizer()
+        train_metrics, validation_metrics = build_metrics(), build_metrics()
+        # The checkpoint holds everything the rest of the run depends on, not just the weights.
+        epoch_counter = tf.Variable(0, dtype=tf.int64, name="epoch")
+        step_counter = tf.Variable(0, dtype=tf.int64, name="step")
+        best = tf.Variable(math.inf, dtype=tf.float64, name="early_stopping_best")
+        wait = tf.Variable(0, dtype=tf.int64, name="early_stopping_wait")
+        stopped = tf.Variable(False, name="early_stopping_stopped")
+        checkpoint = tf.train.Checkpoint(
+            model=model,
+            optimizer=optimizer,
+            epoch=epoch_counter,
+            step=step_counter,
+            early_stopping_best=best,
+            early_stopping_wait=wait,
+            early_stopping_stopped=stopped,
+        )
+        manager = tf.train.CheckpointManager(
+            checkpoint, write_dir / "checkpoints", max_to_keep=CHECKPOINTS_TO_KEEP
+        )
+        latest = tf.train.latest_checkpoint(output_dir / "checkpoints")
+        if latest and not args.fresh:
+            checkpoint.restore(latest).assert_existing_objects_matched()
+            print(f"Resuming from {latest} (epoch {int(epoch_counter)})")
+        # Build the optimizer's slots now, after the restore that fills them: a lazy build inside
+        # the first distributed step fails under a multi-replica strategy.
+        optimizer.build(model.trainable_variables)
+    best_weights = tf.train.Checkpoint(model=model)
+    best_weights_path = write_dir / "checkpoints" / "best" / "weights"
     # Per-example losses (reduction=None), averaged over the global batch in train_step: the
-    # same code stays right under a multi-replica strategy.
+    # same code is right on one device and across replicas.
     loss_fns = {
         "digit": keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=None),
     }
-    train_metrics, validation_metrics = build_metrics(), build_metrics()
-
-    # The checkpoint holds everything the rest of the run depends on, not just the weights.
-    epoch_counter = tf.Variable(0, dtype=tf.int64, name="epoch")
-    best = tf.Variable(math.inf, dtype=tf.float64, name="early_stopping_best")
-    wait = tf.Variable(0, dtype=tf.int64, name="early_stopping_wait")
-    stopped = tf.Variable(False, name="early_stopping_stopped")
-    checkpoint = tf.train.Checkpoint(
-        model=model,
-        optimizer=optimizer,
-        epoch=epoch_counter,
-        early_stopping_best=best,
-        early_stopping_wait=wait,
-        early_stopping_stopped=stopped,
-    )
-    manager = tf.train.CheckpointManager(
-        checkpoint, output_dir / "checkpoints", max_to_keep=CHECKPOINTS_TO_KEEP
-    )
-    if manager.latest_checkpoint and not args.fresh:
-        checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
-        print(f"Resuming from {manager.latest_checkpoint} (epoch {int(epoch_counter)})")
-    best_weights = tf.train.Checkpoint(model=model)
-    best_weights_path = output_dir / "checkpoints" / "best" / "weights"
-    # Build the optimizer's slots now, after the restore that fills them: a lazy build inside
-    # the first compiled step fails under a multi-replica strategy.
-    optimizer.build(model.trainable_variables)
 
     def per_example_losses(targets, predictions):
         """Each output's loss per example (before any averaging), keyed by output name."""
@@ -263,8 +319,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
         metrics["loss"].update_state(loss)
         metrics["sparse_categorical_accuracy"].update_state(targets["digit"], predictions["digit"])
 
-    @tf.function
+    @tf.function(jit_compile=True)
     def train_step(features, targets):
+        """One optimisation step on this replica's part of the global batch."""
         with tf.GradientTape() as tape:
             predictions = model(features, training=True)
             task_losses = per_example_losses(targets, predictions)
@@ -279,6 +336,32 @@ def main(argv: list[str] | None = None) -> list[dict]:
             train_metrics, targets, predictions, per_example_loss + regularization, task_losses
         )
 
+    def train_step_on_slice(order, step):
+        """Gather this replica's rows of global batch `step` from the in-memory arrays, then train."""
+        replica = tf.distribute.get_replica_context().replica_id_in_sync_group
+        start = step * GLOBAL_BATCH_SIZE + tf.cast(replica, tf.int32) * per_replica_batch
+        rows = order[start : start + per_replica_batch]
+        features = {name: tf.gather(array, rows) for name, array in train_features.items()}
+        targets = {name: tf.gather(array, rows) for name, array in train_targets.items()}
+        train_step(features, targets)
+
+    @tf.function
+    def train_from_memory(epoch, first_step, steps):
+        """Run `steps` steps of `epoch` from `first_step`, all inside one graph."""
+        # A seeded permutation per epoch: the data position is just (epoch, step).
+        order = tf.random.experimental.stateless_shuffle(
+            tf.range(train_examples), seed=[SEED, epoch]
+        )
+        for step in tf.range(first_step, first_step + steps):
+            strategy.run(train_step_on_slice, args=(order, step))
+
+    @tf.function
+    def train_from_iterator(iterator, steps):
+        """Run `steps` steps inside one graph, pulling batches from the distributed iterator."""
+        for _ in tf.range(steps):
+            features, targets = next(iterator)
+            strategy.run(train_step, args=(features, targets))
+
     @tf.function
     def test_step(features, targets):
         predictions = model(features, training=False)
@@ -289,38 +372,46 @@ def main(argv: list[str] | None = None) -> list[dict]:
             validation_metrics, targets, predictions, per_example_loss + regularization, task_losses
         )
 
-    history_path = output_dir / "history.jsonl"
-    history = read_history(history_path, last_epoch=0 if args.fresh else int(epoch_counter))
+    @tf.function
+    def distributed_test_step(features, targets):
+        strategy.run(test_step, args=(features, targets))
+
+    history_path = write_dir / "history.jsonl"
+    history = read_history(
+        output_dir / "history.jsonl", last_epoch=0 if args.fresh else int(epoch_counter)
+    )
     first_epoch = 1 if args.fresh else int(epoch_counter) + 1
-    steps_per_epoch = int(train_ds.cardinality())
     for epoch in range(first_epoch, args.epochs + 1):
         if bool(stopped):
             break
         started = time.perf_counter()
         for metric in [*train_metrics.values(), *validation_metrics.values()]:
             metric.reset_state()
-        progbar = (
-            keras.utils.Progbar(steps_per_epoch if steps_per_epoch > 0 else None)
-            if sys.stdout.isatty()
-            else None
-        )
-        steps = 0
-        for features, targets in train_ds:
-            train_step(features, targets)
-            steps += 1
+        progbar = keras.utils.Progbar(steps_per_epoch) if sys.stdout.isatty() else None
+        if not in_memory:
+            iterator = iter(train_dist)
+        step = 0
+        while step < steps_per_epoch:
+            chunk = min(steps_per_execution, steps_per_epoch - step)
+            if in_memory:
+                train_from_memory(tf.constant(epoch), tf.constant(step), tf.constant(chunk))
+            else:
+                train_from_iterator(iterator, tf.constant(chunk))
+            step += chunk
             if progbar is not None:
-                progbar.update(steps)
+                progbar.update(step)
+        step_counter.assign_add(steps_per_epoch)
         train_seconds = time.perf_counter() - started
         row = {"epoch": epoch}
         row.update({name: float(metric.result()) for name, metric in train_metrics.items()})
-        for features, targets in validation_ds:
-            test_step(features, targets)
+        for features, targets in validation_dist:
+            distributed_test_step(features, targets)
         row.update(
             {f"val_{name}": float(metric.result()) for name, metric in validation_metrics.items()}
         )
         row["lr"] = float(optimizer.learning_rate)
         row["epoch_seconds"] = time.perf_counter() - started
-        row["examples_per_second"] = steps * GLOBAL_BATCH_SIZE / train_seconds
+        row["examples_per_second"] = steps_per_epoch * GLOBAL_BATCH_SIZE / train_seconds
 
         # Early stopping, as keras.callbacks.EarlyStopping (min mode).
         wait.assign_add(1)
@@ -338,10 +429,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
             manager.save(checkpoint_number=epoch)
         history.append(row)
         write_history(history_path, history)
+        shown = [
+            key for key in row if key not in ("epoch", "lr", "epoch_seconds", "examples_per_second")
+        ]
         values = " - ".join(
-            f"{key}: {row[key]:.4f}"
-            for key in row
-            if key not in ("epoch", "lr", "epoch_seconds", "examples_per_second")
+            f"{key}: {row[key]:.4f}" if isinstance(row[key], float) else f"{key}: {row[key]}"
+            for key in shown
         )
         print(
             f"Epoch {epoch}/{args.epochs} - {row['epoch_seconds']:.1f}s - {values} - lr: {row['lr']:.3g}",

@@ -15,6 +15,7 @@ from . import catalog
 from .names import has_validation, metric_keys, output_names, train_keys
 from .spec import KerasObject, Spec
 from .spec.data import IN_MEMORY_SOURCES
+from .spec.model import Residual
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
@@ -50,6 +51,30 @@ def keras_call(obj: KerasObject | dict, kind: str, extra: dict[str, str] | None 
     return f"{catalog.NAMESPACE[kind]}.{name}({', '.join(parts)})"
 
 
+def layer_lines(items: list, var: str, depth: int = 0) -> list[str]:
+    """`var = Layer(...)(var)` lines; a `{residual: [...]}` block adds its input back (skip connection)."""
+    lines = []
+    for item in items:
+        if isinstance(item, Residual):
+            shortcut = "shortcut" if depth == 0 else f"shortcut_{depth + 1}"
+            lines.append(f"{shortcut} = {var}")
+            lines += layer_lines(item.residual, var, depth + 1)
+            lines.append(f"{var} = keras.layers.Add()([{shortcut}, {var}])")
+        else:
+            lines.append(f"{var} = {keras_call(item, 'layers')}({var})")
+    return lines
+
+
+def float32_head(layers: list) -> list:
+    """The head's layers with the last one computing in float32 (so losses never run in float16)."""
+    if layers and isinstance(layers[-1], KerasObject) and "dtype" not in layers[-1].args:
+        last = layers[-1]
+        return [*layers[:-1], KerasObject(type=last.type, args={**last.args, "dtype": "float32"})]
+    if layers and isinstance(layers[-1], KerasObject):
+        return layers  # an explicit dtype: validation checked it is float32
+    return [*layers, KerasObject(type="Activation", args={"activation": "linear", "dtype": "float32"})]
+
+
 def shape_literal(shape: list[int]) -> str:
     return literal(tuple(shape))
 
@@ -69,6 +94,8 @@ class SourceView:
     compression: str = "None"
     examples: int = 0
     seed: str = "SEED"
+    dataset: str = ""
+    split: str = ""
 
     @property
     def in_memory(self) -> bool:
@@ -132,6 +159,41 @@ class View:
     total_loss: str
     loss_weights: str | None
     needs_per_example_mean: bool
+    precision: str
+    strategy: dict[str, Any]
+    jit: bool
+    steps_per_execution: int | None
+    in_memory: str  # "true", "false" or "auto" (decided at run time by the size budget)
+    shard_policy: str | None
+    shard_policy_reason: str
+
+    @property
+    def policy(self) -> bool:
+        return self.precision != "float32"
+
+    @property
+    def loss_scaling(self) -> bool:
+        return self.precision == "mixed_float16"
+
+    @property
+    def multi_worker(self) -> bool:
+        return self.strategy["type"] == "multi_worker_mirrored"
+
+    @property
+    def multi_replica(self) -> bool:
+        return self.strategy["type"] in ("mirrored", "multi_worker_mirrored")
+
+    @property
+    def memory_path(self) -> bool:
+        return self.in_memory != "false"
+
+    @property
+    def iterator_path(self) -> bool:
+        return self.in_memory != "true"
+
+    @property
+    def uses_keras_source(self) -> bool:
+        return any(s.type == "keras" for s in self.sources)
 
     @property
     def sources(self) -> list[SourceView]:
@@ -177,6 +239,8 @@ def _source(source, seed: str = "SEED") -> SourceView:
             features="{" + description + "}",
             compression=literal(source.compression),
         )
+    if source.type == "keras":
+        return SourceView("keras", dataset=source.dataset, split=source.split)
     return SourceView("synthetic", examples=source.examples, seed=seed)
 
 
@@ -217,6 +281,7 @@ def _docstring(spec: Spec, outputs: list[OutputView], train: SourceView) -> list
         "npz": "arrays from an .npz file",
         "tfrecord": "TFRecord files",
         "synthetic": f"{train.examples} random examples",
+        "keras": f"`keras.datasets.{train.dataset}` ({train.split} split)",
     }[train.type]
     lines = [
         f"Train `{spec.name}` with a custom TensorFlow training loop.",
@@ -239,7 +304,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str) -> 
     outputs = [
         OutputView(
             name=name,
-            layers=[keras_call(layer, "layers") for layer in spec.model.outputs.get(name, [])],
+            layers=layer_lines(_head(spec, name), "h"),
             loss=keras_call(spec.losses[name], "losses", {"reduction": "None"}),
             weight=spec.losses[name].weight,
             mean_per_example=len(spec.targets[name].shape) >= 2,
@@ -308,7 +373,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str) -> 
         builder_module=builder_module,
         builder_function=builder_function,
         builder_kwargs=_kwargs(spec.model.kwargs),
-        trunk=[keras_call(layer, "layers") for layer in spec.model.layers],
+        trunk=layer_lines(spec.model.layers, "x"),
         outputs=outputs,
         several_outputs=several,
         optimizer=keras_call(spec.optimizer, "optimizers"),
@@ -322,7 +387,60 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str) -> 
         loss_weights=None if all(o.weight == 1.0 for o in outputs) or len(outputs) == 1 else
         "{" + ", ".join(f'"{o.name}": {literal(o.weight)}' for o in outputs) + "}",
         needs_per_example_mean=any(o.mean_per_example for o in outputs),
+        precision=spec.precision,
+        strategy={
+            "type": spec.strategy.type,
+            "device": spec.strategy.device,
+            "devices": spec.strategy.devices,
+            "communication": spec.strategy.communication.upper(),
+        },
+        jit=resolve_jit(spec),
+        steps_per_execution=None if spec.train.steps_per_execution == "auto" else spec.train.steps_per_execution,
+        in_memory=resolve_in_memory(spec),
+        shard_policy=_shard_policy(spec)[0],
+        shard_policy_reason=_shard_policy(spec)[1],
     )
+
+
+# Strategies under which an XLA-compiled step is known to work (on CPU: XLA under MirroredStrategy
+# over logical CPU devices failed; see ../shared/notes/keras3-custom-loops.md).
+JIT_STRATEGIES = ("default", "one_device")
+
+
+def resolve_jit(spec: Spec) -> bool:
+    if spec.train.jit_compile == "auto":
+        return spec.strategy.type in JIT_STRATEGIES
+    return spec.train.jit_compile
+
+
+def in_memory_blocker(spec: Spec) -> str | None:
+    """Why the in-memory fast path cannot be used for this spec, or None."""
+    train = spec.data.train
+    if train.source.type not in IN_MEMORY_SOURCES:
+        return f"a `{train.source.type}` source streams from files"
+    if not train.drop_remainder:
+        return "it needs `drop_remainder: true` (every step slices a full global batch)"
+    if train.cache is not False:
+        return "`cache` applies to the tf.data pipeline only"
+    return None
+
+
+def resolve_in_memory(spec: Spec) -> str:
+    setting = spec.data.train.in_memory
+    if setting is False or (setting == "auto" and in_memory_blocker(spec)):
+        return "false"
+    return "true" if setting is True else "auto"
+
+
+def _shard_policy(spec: Spec) -> tuple[str | None, str]:
+    if spec.strategy.type != "multi_worker_mirrored":
+        return None, ""
+    policy = spec.data.shard_policy
+    if policy == "auto":
+        if spec.data.train.source.type == "tfrecord":
+            return "FILE", "whole files per worker, for a file source"
+        return "DATA", "every worker reads all and keeps its share, for an in-memory source"
+    return policy.upper(), "as the spec sets `data.shard_policy`"
 
 
 def _total_loss(outputs: list[OutputView]) -> str:
@@ -334,6 +452,11 @@ def _total_loss(outputs: list[OutputView]) -> str:
     if all(o.weight == 1.0 for o in outputs):
         return "tf.add_n(list(task_losses.values()))"
     return "tf.add_n([LOSS_WEIGHTS[name] * value for name, value in task_losses.items()])"
+
+
+def _head(spec: Spec, name: str) -> list:
+    layers = list(spec.model.outputs.get(name, []))
+    return float32_head(layers) if spec.precision != "float32" else layers
 
 
 def _cache(cache: bool | str) -> str | None:

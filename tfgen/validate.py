@@ -75,7 +75,7 @@ def _valid_sections(data: dict, broken: set[str]) -> tuple[Spec, set[str]]:
 # --- pydantic errors -> located issues -------------------------------------------------------
 
 
-def _data_loc(doc: Located, loc: tuple) -> Loc:
+def _data_loc(doc: Located, loc: tuple, keep_missing_last: bool) -> Loc:
     """Drop the union-member segments pydantic adds, keeping the path into the YAML data."""
     out: list[Any] = []
     node = doc.data
@@ -85,7 +85,7 @@ def _data_loc(doc: Located, loc: tuple) -> Loc:
             node = node[part]
         elif isinstance(node, list) and isinstance(part, int) and part < len(node):
             node = node[part]
-        elif not last:
+        elif not (last and keep_missing_last):
             continue
         out.append(part)
     return tuple(out)
@@ -132,8 +132,8 @@ def _tag(model: type[BaseModel]) -> Any:
 def _pydantic_issue(doc: Located, error: dict) -> SpecIssue:
     raw = tuple(error["loc"])
     on_key = "[key]" in raw
-    loc = _data_loc(doc, tuple(part for part in raw if part != "[key]"))
     kind = error["type"]
+    loc = _data_loc(doc, tuple(part for part in raw if part != "[key]"), kind in ("missing", "extra_forbidden"))
     value = error.get("input")
     if on_key:
         message = error["msg"].removeprefix("Value error, ")
@@ -191,7 +191,17 @@ def _keras_issues(doc: Located):
     for loc, node in _walk(doc.data):
         for pattern, kind in KERAS_PLACES:
             if _matches(pattern, loc):
-                yield from _check_keras(doc, node, kind, loc)
+                yield from _check_layer_item(doc, node, kind, loc)
+
+
+def _check_layer_item(doc: Located, node: Any, kind: str, loc: Loc):
+    """Check one Keras object; a `{residual: [...]}` block in a layer list is checked item by item."""
+    if kind == "layers" and isinstance(node, dict) and "residual" in node and "type" not in node:
+        if isinstance(node["residual"], list):
+            for i, item in enumerate(node["residual"]):
+                yield from _check_layer_item(doc, item, kind, loc + ("residual", i))
+        return
+    yield from _check_keras(doc, node, kind, loc)
 
 
 def _check_keras(doc: Located, node: Any, kind: str, loc: Loc, reserved: tuple[str, ...] = ()):

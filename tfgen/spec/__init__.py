@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, NonNegativeInt
 
 from .base import Identifier, KerasObject, StrictModel
 from .data import Data
 from .model import Model, TargetSpec
-from .training import Checkpoint, LossSpec, Train
+from .training import Checkpoint, LossSpec, Strategy, Train
 
 
 class Spec(StrictModel):
@@ -17,6 +19,8 @@ class Spec(StrictModel):
     name: Identifier
     seed: NonNegativeInt = 0
     output_dir: str = Field("", description="default: runs/<name>")
+    precision: Literal["float32", "mixed_float16", "mixed_bfloat16"] = "float32"
+    strategy: Strategy = Strategy()
     data: Data
     model: Model
     targets: dict[Identifier, TargetSpec] = Field(min_length=1)

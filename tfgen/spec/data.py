@@ -42,6 +42,14 @@ class TFRecordSource(StrictModel):
     compression: Literal["GZIP", "ZLIB"] | None = None
 
 
+class KerasSource(StrictModel):
+    """A `keras.datasets` dataset, downloaded and cached by Keras on first use."""
+
+    type: Literal["keras"]
+    dataset: Literal["mnist", "fashion_mnist", "cifar10", "cifar100", "boston_housing", "california_housing"]
+    split: Literal["train", "test"] = "train"
+
+
 class SyntheticSource(StrictModel):
     """Random data of the declared input and target shapes."""
 
@@ -50,10 +58,11 @@ class SyntheticSource(StrictModel):
 
 
 Source = Annotated[
-    Union[PythonSource, NpzSource, TFRecordSource, SyntheticSource], Field(discriminator="type")
+    Union[PythonSource, NpzSource, TFRecordSource, KerasSource, SyntheticSource], Field(discriminator="type")
 ]
 
-IN_MEMORY_SOURCES = ("python", "npz", "synthetic")
+# Sources that give arrays (a python function may also return a tf.data.Dataset).
+IN_MEMORY_SOURCES = ("python", "npz", "keras", "synthetic")
 
 
 class ValidationPipeline(StrictModel):
@@ -70,12 +79,20 @@ class TrainPipeline(StrictModel):
     drop_remainder: bool = Field(True, description="drop the last partial batch of each epoch")
     preprocess: list[KerasObject] = Field([], description="layers applied to training and validation batches")
     augment: list[KerasObject] = Field([], description="layers applied to training batches only")
+    in_memory: Literal["auto"] | bool = Field(
+        "auto",
+        description="keep arrays on the device and slice batches inside the compiled loop; "
+        "auto: for array sources that fit the size budget",
+    )
 
 
 class Data(StrictModel):
     train: TrainPipeline
     validation: ValidationPipeline | None = None
     validation_split: float | None = Field(None, gt=0, lt=1, description="seeded random hold-out fraction")
+    shard_policy: Literal["auto", "data", "file", "off"] = Field(
+        "auto", description="tf.data auto-shard policy across workers; auto: file for tfrecord, else data"
+    )
 
     @model_validator(mode="after")
     def _one_validation(self) -> "Data":

@@ -2,11 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Union
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import Discriminator, Field, PositiveInt, Tag, model_validator
 
 from .base import DottedRef, DType, Identifier, KerasObject, Shape, StrictModel
+
+
+class Residual(StrictModel):
+    """`{residual: [layers]}`: the layers' output is added to their input (a skip connection)."""
+
+    residual: list["Layer"] = Field(min_length=1)
+
+
+def _layer_kind(value: Any) -> str:
+    if isinstance(value, Residual) or (isinstance(value, dict) and "residual" in value and "type" not in value):
+        return "residual"
+    return "keras"
+
+
+Layer = Annotated[
+    Union[Annotated[Residual, Tag("residual")], Annotated[KerasObject, Tag("keras")]],
+    Discriminator(_layer_kind),
+]
+Residual.model_rebuild()
 
 
 class InputSpec(StrictModel):
@@ -18,8 +37,8 @@ class Model(StrictModel):
     """Either `layers` (a shared trunk) + `outputs` (named heads), or a `builder` function."""
 
     inputs: dict[Identifier, InputSpec] = Field(min_length=1)
-    layers: list[KerasObject] = Field([], description="the shared trunk, applied in order")
-    outputs: dict[Identifier, list[KerasObject]] = Field({}, description="named heads on the trunk")
+    layers: list[Layer] = Field([], description="the shared trunk, applied in order")
+    outputs: dict[Identifier, list[Layer]] = Field({}, description="named heads on the trunk")
     builder: DottedRef | None = Field(None, description="`package.module:function` returning a keras.Model")
     kwargs: dict[str, Any] = Field({}, description="keyword arguments for `builder`")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveInt
+from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
 
 from .base import KerasObject, StrictModel
 
@@ -31,6 +31,33 @@ class EarlyStopping(StrictModel):
 class Train(StrictModel):
     epochs: PositiveInt
     early_stopping: EarlyStopping | None = None
+    steps_per_execution: PositiveInt | Literal["auto"] = Field(
+        "auto", description="training steps run inside one tf.function call; auto: from the epoch length"
+    )
+    jit_compile: bool | Literal["auto"] = Field(
+        "auto", description="XLA-compile the per-replica step; auto: where the strategy allows it"
+    )
+
+
+class Strategy(StrictModel):
+    """The tf.distribute strategy; `batch_size` stays the global batch."""
+
+    type: Literal["default", "one_device", "mirrored", "multi_worker_mirrored"] = "default"
+    device: str | None = Field(None, description="one_device: the device, e.g. /gpu:0")
+    devices: list[str] | None = Field(None, description="mirrored: the devices (default: all visible GPUs, else the CPU)")
+    communication: Literal["auto", "ring", "nccl"] = Field("auto", description="multi_worker_mirrored: collective implementation")
+
+    @model_validator(mode="after")
+    def _fields_of_type(self) -> "Strategy":
+        owners = {"device": "one_device", "devices": "mirrored"}
+        for name, owner in owners.items():
+            if getattr(self, name) is not None and self.type != owner:
+                raise ValueError(f"`{name}` is for `type: {owner}`")
+        if self.type == "one_device" and self.device is None:
+            raise ValueError("`type: one_device` needs a `device`, e.g. /cpu:0 or /gpu:0")
+        if self.communication != "auto" and self.type != "multi_worker_mirrored":
+            raise ValueError("`communication` is for `type: multi_worker_mirrored`")
+        return self
 
 
 class Checkpoint(StrictModel):
