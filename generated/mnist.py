@@ -274,7 +274,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         latest = tf.train.latest_checkpoint(output_dir / "checkpoints")
         if latest and not args.fresh:
             checkpoint.restore(latest).assert_existing_objects_matched()
-            print(f"Resuming from {latest} (epoch {int(epoch_counter)})")
+            print(f"Resuming from {latest} (epoch {int(epoch_counter.numpy())})")
         # Build the optimizer's slots now, after the restore that fills them: a lazy build inside
         # the first distributed step fails under a multi-replica strategy.
         optimizer.build(model.trainable_variables)
@@ -295,6 +295,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         metrics["loss"].update_state(loss)
         metrics["sparse_categorical_accuracy"].update_state(targets["digit"], predictions["digit"])
 
+    # XLA-compile the per-replica step (not the loop that pulls from the iterator).
     @tf.function(jit_compile=True)
     def train_step(features, targets):
         """One optimisation step on this replica's part of the global batch."""
@@ -338,7 +339,6 @@ def main(argv: list[str] | None = None) -> list[dict]:
             features, targets = next(iterator)
             strategy.run(train_step, args=(features, targets))
 
-    @tf.function
     def test_step(features, targets):
         predictions = model(features, training=False)
         task_losses = per_example_losses(targets, predictions)
@@ -354,11 +354,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
     history_path = write_dir / "history.jsonl"
     history = read_history(
-        output_dir / "history.jsonl", last_epoch=0 if args.fresh else int(epoch_counter)
+        output_dir / "history.jsonl", last_epoch=0 if args.fresh else int(epoch_counter.numpy())
     )
-    first_epoch = 1 if args.fresh else int(epoch_counter) + 1
+    first_epoch = 1 if args.fresh else int(epoch_counter.numpy()) + 1
     for epoch in range(first_epoch, args.epochs + 1):
-        if bool(stopped):
+        if bool(stopped.numpy()):
             break
         started = time.perf_counter()
         for metric in [*train_metrics.values(), *validation_metrics.values()]:
@@ -385,22 +385,22 @@ def main(argv: list[str] | None = None) -> list[dict]:
         row.update(
             {f"val_{name}": float(metric.result()) for name, metric in validation_metrics.items()}
         )
-        row["lr"] = float(optimizer.learning_rate)
+        row["lr"] = float(optimizer.learning_rate.numpy())
         row["epoch_seconds"] = time.perf_counter() - started
         row["examples_per_second"] = steps_per_epoch * GLOBAL_BATCH_SIZE / train_seconds
 
         # Early stopping, as keras.callbacks.EarlyStopping (min mode).
         wait.assign_add(1)
         current = row[EARLY_STOPPING_MONITOR]
-        if current < float(best):
+        if current < float(best.numpy()):
             best.assign(current)
             wait.assign(0)
-        elif int(wait) >= EARLY_STOPPING_PATIENCE and epoch > 1:
+        elif int(wait.numpy()) >= EARLY_STOPPING_PATIENCE and epoch > 1:
             stopped.assign(True)
 
         # Save the checkpoint first, then the history row that describes it.
         epoch_counter.assign(epoch)
-        if epoch % CHECKPOINT_EVERY_EPOCHS == 0 or epoch == args.epochs or bool(stopped):
+        if epoch % CHECKPOINT_EVERY_EPOCHS == 0 or epoch == args.epochs or bool(stopped.numpy()):
             manager.save(checkpoint_number=epoch)
         history.append(row)
         write_history(history_path, history)
@@ -415,9 +415,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
             f"Epoch {epoch}/{args.epochs} - {row['epoch_seconds']:.1f}s - {values} - lr: {row['lr']:.3g}",
             flush=True,
         )
-        if bool(stopped):
+        if bool(stopped.numpy()):
             print(
-                f"Early stopping: {EARLY_STOPPING_MONITOR} did not improve for {int(wait)} epochs"
+                f"Early stopping: {EARLY_STOPPING_MONITOR} did not improve for {int(wait.numpy())} epochs"
             )
     model.save(output_dir / "model.keras")
     return history

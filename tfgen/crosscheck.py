@@ -93,6 +93,40 @@ def _losses(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
             yield doc.issue(("targets", output, "shape"), f"`CategoricalCrossentropy` needs one-hot targets of shape [..., {target.classes}]")
 
 
+def _performance(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    from .plan import JIT_STRATEGIES, in_memory_blocker
+
+    if spec.train.jit_compile is True and spec.strategy.type not in JIT_STRATEGIES:
+        yield doc.issue(
+            ("train", "jit_compile"),
+            f"an XLA-compiled step under `{spec.strategy.type}` failed on CPU devices (TF 2.21); "
+            "use `auto` (off here) or `false`",
+        )
+    blocker = in_memory_blocker(spec)
+    if spec.data.train.in_memory is True and blocker:
+        yield doc.issue(("data", "train", "in_memory"), f"the in-memory path cannot be used: {blocker}")
+    devices = spec.strategy.devices
+    if devices and spec.data.train.batch_size % len(devices):
+        yield doc.issue(
+            ("data", "train", "batch_size"),
+            f"the global batch {spec.data.train.batch_size} does not split evenly over {len(devices)} devices",
+        )
+
+
+def _precision(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    if spec.precision == "float32":
+        return
+    for output, layers in spec.model.outputs.items():
+        last = layers[-1] if layers else None
+        dtype = getattr(last, "args", {}).get("dtype")
+        if dtype is not None and dtype != "float32":
+            yield doc.issue(
+                ("model", "outputs", output, len(layers) - 1, "dtype"),
+                f"under `{spec.precision}` an output layer must compute in float32 (softmax and losses "
+                "overflow in float16); remove `dtype` and tfgen sets it",
+            )
+
+
 def _early_stopping(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     stopping = spec.train.early_stopping
     if stopping is None:
@@ -108,6 +142,8 @@ def _early_stopping(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 # Each check and the top-level sections it reads: with a structurally broken section, the checks
 # that do not read it still run, so a spec's errors are reported together.
 CHECKS = (
+    (_performance, {"train", "strategy", "data"}),
+    (_precision, {"precision", "model"}),
     (_outputs, {"model", "targets", "losses", "metrics"}),
     (_model, {"model", "data"}),
     (_data, {"data", "model", "targets"}),

@@ -69,10 +69,10 @@ def float32_head(layers: list) -> list:
     """The head's layers with the last one computing in float32 (so losses never run in float16)."""
     if layers and isinstance(layers[-1], KerasObject) and "dtype" not in layers[-1].args:
         last = layers[-1]
-        return [*layers[:-1], KerasObject(type=last.type, args={**last.args, "dtype": "float32"})]
+        return [*layers[:-1], KerasObject.model_construct(type=last.type, args={**last.args, "dtype": "float32"})]
     if layers and isinstance(layers[-1], KerasObject):
         return layers  # an explicit dtype: validation checked it is float32
-    return [*layers, KerasObject(type="Activation", args={"activation": "linear", "dtype": "float32"})]
+    return [*layers, KerasObject.model_construct(type="Activation", args={"activation": "linear", "dtype": "float32"})]
 
 
 def shape_literal(shape: list[int]) -> str:
