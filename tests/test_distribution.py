@@ -156,3 +156,13 @@ def test_in_memory_path_equals_the_tf_data_path_on_unshuffled_data(build_spec, t
         weights.append(keras.models.load_model(tmp_path / f"m{in_memory}" / "model.keras").get_weights())
     for a, b in zip(*weights):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_cifar_spec_runs_mirrored_in_mixed_precision_on_synthetic_data(tmp_path):
+    _, _, history, out = _harness(ROOT / "generated" / "cifar.py", tmp_path, "cifar", "--synthetic",
+                                  "--epochs", "2", "--steps-per-epoch", "3", cpus=2)
+    assert "2 replica(s): global batch 128, 64 per replica" in out
+    assert [row["epoch"] for row in history] == [1, 2]
+    assert all(np.isfinite(row["loss"]) and row["loss_scale"] > 0 for row in history)
+    # Warmup: the rate rises during the first steps.
+    assert 0 < history[0]["lr"] < history[1]["lr"] < 0.1
