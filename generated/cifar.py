@@ -35,6 +35,7 @@ TARGETS = {
 }
 SYNTHETIC_TRAIN_EXAMPLES = 2048
 SYNTHETIC_VALIDATION_EXAMPLES = 1024
+EXAMPLES_PER_UPDATE = GLOBAL_BATCH_SIZE
 CHECKPOINT_EVERY_EPOCHS = 1
 CHECKPOINTS_TO_KEEP = 3
 
@@ -118,7 +119,7 @@ def train_pipeline(train) -> tf.data.Dataset:
     dataset = dataset.cache("")
     dataset = dataset.shuffle(SHUFFLE_BUFFER, seed=SEED, reshuffle_each_iteration=True)
     dataset = dataset.batch(
-        GLOBAL_BATCH_SIZE, drop_remainder=True, num_parallel_calls=tf.data.AUTOTUNE
+        EXAMPLES_PER_UPDATE, drop_remainder=True, num_parallel_calls=tf.data.AUTOTUNE
     )
     dataset = dataset.map(
         apply_layers(
@@ -278,15 +279,22 @@ def main(argv: list[str] | None = None) -> list[dict]:
         model = build_model()
         # float16 gradients underflow without loss scaling; skipped (non-finite) steps are logged.
         optimizer = keras.optimizers.LossScaleOptimizer(build_optimizer())
+        trainable_variables = model.trainable_variables
         train_metrics, validation_metrics = build_metrics(), build_metrics()
+        # The rate each step used (what the history's `lr` reports).
+        learning_rate_used = tf.Variable(
+            0.0, trainable=False, aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA
+        )
         # The checkpoint holds everything the rest of the run depends on, not just the weights.
         epoch_counter = tf.Variable(0, dtype=tf.int64, name="epoch")
-        step_counter = tf.Variable(0, dtype=tf.int64, name="step")
+        steps_run = tf.Variable(0, dtype=tf.int64, name="steps_run")
+        nonfinite_step = tf.Variable(-1, dtype=tf.int64, trainable=False, name="nonfinite_step")
+        nonfinite_losses = tf.Variable(tf.zeros([2]), trainable=False, name="nonfinite_losses")
         checkpoint = tf.train.Checkpoint(
             model=model,
             optimizer=optimizer,
             epoch=epoch_counter,
-            step=step_counter,
+            steps_run=steps_run,
         )
         manager = tf.train.CheckpointManager(
             checkpoint, write_dir / "checkpoints", max_to_keep=CHECKPOINTS_TO_KEEP
@@ -297,7 +305,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
             print(f"Resuming from {latest} (epoch {int(epoch_counter.numpy())})")
         # Build the optimizer's slots now, after the restore that fills them: a lazy build inside
         # the first distributed step fails under a multi-replica strategy.
-        optimizer.build(model.trainable_variables)
+        optimizer.build(trainable_variables)
     # Per-example losses (reduction=None), averaged over the global batch in train_step: the
     # same code is right on one device and across replicas.
     loss_fns = {
@@ -310,23 +318,42 @@ def main(argv: list[str] | None = None) -> list[dict]:
             "label": loss_fns["label"](targets["label"], predictions["label"]),
         }
 
+    def total_loss(task_losses):
+        """The per-example loss that is optimised: the weighted sum of the outputs' losses."""
+        return task_losses["label"]
+
     def update_metrics(metrics, targets, predictions, loss, task_losses):
         # Means over examples: exact for a partial last batch, and reduced across replicas.
         metrics["loss"].update_state(loss)
         metrics["sparse_categorical_accuracy"].update_state(targets["label"], predictions["label"])
 
-    def train_step(features, targets):
-        """One optimisation step on this replica's part of the global batch."""
+    def forward_backward(features, targets):
+        """Loss and gradients of one batch on this replica; updates the training metrics."""
         with tf.GradientTape() as tape:
             predictions = model(features, training=True)
             task_losses = per_example_losses(targets, predictions)
-            per_example_loss = task_losses["label"]
+            per_example_loss = total_loss(task_losses)
             loss = tf.nn.compute_average_loss(per_example_loss, global_batch_size=GLOBAL_BATCH_SIZE)
             # Read model.losses inside the tape, or the regularizers get no gradient.
             regularization = tf.add_n(model.losses) if model.losses else tf.constant(0.0)
             loss += tf.nn.scale_regularization_loss(regularization)
             scaled_loss = optimizer.scale_loss(loss)
-        gradients = tape.gradient(scaled_loss, model.trainable_variables)
+        gradients = tape.gradient(scaled_loss, trainable_variables)
+        # Checked once, at trace time: a variable the loss does not reach is a bug, not a no-op.
+        unused = [var.path for g, var in zip(gradients, trainable_variables) if g is None]
+        if unused:
+            raise ValueError(
+                f"no gradient reaches {', '.join(unused)}: the loss does not depend on them "
+                "(set train.allow_unused_variables: true if that is intended)"
+            )
+        update_metrics(
+            train_metrics, targets, predictions, per_example_loss + regularization, task_losses
+        )
+        return loss, task_losses, gradients
+
+    def train_step(features, targets):
+        """One update from this replica's part of the global batch."""
+        loss, task_losses, gradients = forward_backward(features, targets)
         # Keras checks one replica's gradients for inf/NaN: all-reduce the verdict so that a
         # bad step is skipped on every replica (the optimizer skips non-finite gradients).
         finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(g)) for g in gradients])
@@ -335,10 +362,45 @@ def main(argv: list[str] | None = None) -> list[dict]:
         )
         poison = tf.where(bad_replicas > 0, np.nan, 0.0)
         gradients = [g + tf.cast(poison, g.dtype) for g in gradients]
-        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-        update_metrics(
-            train_metrics, targets, predictions, per_example_loss + regularization, task_losses
+        learning_rate_used.assign(tf.cast(optimizer.learning_rate, tf.float32))
+        apply_unless_nonfinite(gradients, loss, task_losses)
+
+    def apply_unless_nonfinite(gradients, loss, task_losses):
+        """Apply the update unless the loss is non-finite on some replica; then skip it everywhere and remember where.
+
+        The decision is taken in cross-replica context: a cond around apply_gradients (which
+        all-reduces) is not allowed inside a replica.
+        """
+        context = tf.distribute.get_replica_context()
+        bad = tf.logical_not(
+            tf.math.is_finite(loss)
+        )  # non-finite scaled gradients: the optimizer skips
+        bad_replicas = context.all_reduce("sum", tf.cast(bad, tf.float32))
+        losses = context.all_reduce(
+            "sum", tf.stack([loss] + [tf.reduce_mean(v) / replicas for v in task_losses.values()])
         )
+
+        def cross_replica(strategy, gradients, bad_replicas, losses):
+            skip = strategy.experimental_local_results(bad_replicas)[0] > 0
+            first_bad = tf.logical_and(skip, nonfinite_step < 0)
+            nonfinite_step.assign(tf.where(first_bad, steps_run, nonfinite_step))
+            nonfinite_losses.assign(
+                tf.where(
+                    first_bad, strategy.experimental_local_results(losses)[0], nonfinite_losses
+                )
+            )
+            steps_run.assign_add(1)
+
+            def apply():
+                strategy.extended.call_for_each_replica(
+                    lambda g: optimizer.apply_gradients(zip(g, trainable_variables)),
+                    args=(gradients,),
+                )
+                return tf.constant(True)
+
+            tf.cond(skip, lambda: tf.constant(False), apply)
+
+        context.merge_call(cross_replica, args=(gradients, bad_replicas, losses))
 
     @tf.function
     def train_from_iterator(iterator, steps):
@@ -350,10 +412,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
     def test_step(features, targets):
         predictions = model(features, training=False)
         task_losses = per_example_losses(targets, predictions)
-        per_example_loss = task_losses["label"]
         regularization = tf.add_n(model.losses) if model.losses else tf.constant(0.0)
         update_metrics(
-            validation_metrics, targets, predictions, per_example_loss + regularization, task_losses
+            validation_metrics,
+            targets,
+            predictions,
+            total_loss(task_losses) + regularization,
+            task_losses,
         )
 
     @tf.function
@@ -377,9 +442,20 @@ def main(argv: list[str] | None = None) -> list[dict]:
             chunk = min(steps_per_execution, steps_per_epoch - step)
             train_from_iterator(iterator, tf.constant(chunk))
             step += chunk
+            if nonfinite_step.numpy() >= 0:
+                values = dict(
+                    zip(
+                        ["loss", *(f"{name}_loss" for name in loss_fns)],
+                        nonfinite_losses.numpy().tolist(),
+                    )
+                )
+                raise FloatingPointError(
+                    f"the loss became non-finite at step {int(nonfinite_step.numpy()) + 1} (epoch {epoch}): "
+                    + ", ".join(f"{name} = {value}" for name, value in values.items())
+                    + f"; the update was not applied and the last good checkpoint is {manager.latest_checkpoint}"
+                )
             if progbar is not None:
                 progbar.update(step)
-        step_counter.assign_add(steps_per_epoch)
         train_seconds = time.perf_counter() - started
         row = {"epoch": epoch}
         row.update({name: float(metric.result()) for name, metric in train_metrics.items()})
@@ -388,11 +464,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
         row.update(
             {f"val_{name}": float(metric.result()) for name, metric in validation_metrics.items()}
         )
-        row["lr"] = float(optimizer.learning_rate.numpy())
+        row["lr"] = float(learning_rate_used.numpy())
         row["loss_scale"] = float(optimizer.dynamic_scale.numpy())
-        row["skipped_steps"] = int(step_counter.numpy()) - int(optimizer.iterations.numpy())
+        row["skipped_steps"] = int(steps_run.numpy()) - int(optimizer.iterations.numpy())
         row["epoch_seconds"] = time.perf_counter() - started
-        row["examples_per_second"] = steps_per_epoch * GLOBAL_BATCH_SIZE / train_seconds
+        row["examples_per_second"] = steps_per_epoch * EXAMPLES_PER_UPDATE / train_seconds
 
         # Save the checkpoint first, then the history row that describes it.
         epoch_counter.assign(epoch)

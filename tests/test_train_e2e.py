@@ -29,7 +29,7 @@ def test_digits_trains_to_95_percent_with_documented_history(digits, tmp_path):
     assert history == read_history(tmp_path)
     assert [row["epoch"] for row in history] == list(range(1, len(history) + 1))
     expected = {"epoch", "loss", "sparse_categorical_accuracy", "val_loss", "val_sparse_categorical_accuracy",
-                "lr", "epoch_seconds", "examples_per_second"}
+                "lr", "skipped_steps", "epoch_seconds", "examples_per_second"}
     assert all(set(row) == expected for row in history)
     assert history[-1]["loss"] < 0.5 * history[0]["loss"]
     assert max(row["val_sparse_categorical_accuracy"] for row in history) >= 0.95
@@ -175,8 +175,8 @@ def test_learning_rate_schedule_object(build_spec, tmp_path):
         "type": "ExponentialDecay", "initial_learning_rate": 0.1, "decay_steps": 8, "decay_rate": 0.5}})
     module = load_module(build_spec(spec))
     history = module.main(["--output-dir", str(tmp_path / "run"), "--epochs", "3"])
-    # 8 steps per epoch: the rate halves every epoch.
-    assert [row["lr"] for row in history] == pytest.approx([0.05, 0.025, 0.0125])
+    # 8 steps per epoch, the rate halving every 8 steps: `lr` is the rate of each epoch's last step.
+    assert [row["lr"] for row in history] == pytest.approx([0.1 * 0.5 ** (s / 8) for s in (7, 15, 23)])
 
 
 def test_progress_bar_on_a_terminal_plain_lines_otherwise(tmp_path):

@@ -166,6 +166,30 @@ class View:
     in_memory: str  # "true", "false" or "auto" (decided at run time by the size budget)
     shard_policy: str | None
     shard_policy_reason: str
+    loss_weighting: str
+    ema_decay: float
+    total_loss_doc: str
+    clipping: dict[str, Any] | None
+    accumulation: int
+    warmup: dict[str, Any] | None
+    plateau: dict[str, Any] | None
+    learning_rate: str
+    optimizer_args: dict[str, str]
+    optimizer_class: str
+    validation_every: int
+    validation_steps: int | None
+    allow_unused: bool
+    on_nonfinite: str
+    check_numerics: bool
+    variable_batches: bool
+    padded_batch: str | None
+    validation_padded_batch: str | None
+    bucketing: dict[str, Any] | None
+
+    def optimizer_with(self, learning_rate: str) -> str:
+        """The optimizer constructor with `learning_rate` passed as the given expression."""
+        args = [f"learning_rate={learning_rate}"] + [f"{k}={v}" for k, v in self.optimizer_args.items()]
+        return f"{self.optimizer_class}({', '.join(args)})"
 
     @property
     def policy(self) -> bool:
@@ -212,12 +236,13 @@ class View:
     def uses_tfrecord(self) -> bool:
         return any(s.type == "tfrecord" for s in self.sources)
 
-    def improved(self, value: str, reference: str) -> str:
-        """Early stopping's test that `value` beats `reference` (as Keras's, min_delta included)."""
-        es = self.early_stopping
-        delta = " + EARLY_STOPPING_MIN_DELTA" if es["mode"] == "min" else " - EARLY_STOPPING_MIN_DELTA"
-        op = "<" if es["mode"] == "min" else ">"
-        return f"{value}{delta if es['min_delta'] else ''} {op} {reference}"
+    def improved(self, value: str, reference: str, which: str) -> str:
+        """Whether `value` beats `reference` by more than min_delta, as the Keras callbacks test."""
+        config = self.early_stopping if which == "early_stopping" else self.plateau
+        name = "EARLY_STOPPING_MIN_DELTA" if which == "early_stopping" else "PLATEAU_MIN_DELTA"
+        delta = f" + {name}" if config["mode"] == "min" else f" - {name}"
+        op = "<" if config["mode"] == "min" else ">"
+        return f"{value}{delta if config['min_delta'] else ''} {op} {reference}"
 
 
 def _source(source, seed: str = "SEED") -> SourceView:
@@ -326,7 +351,9 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str) -> 
             "baseline": stopping.baseline,
             "restore_best_weights": stopping.restore_best_weights,
             "start_from_epoch": stopping.start_from_epoch,
-            "initial": literal(stopping.baseline) if stopping.baseline is not None else ("math.inf" if mode == "min" else "-math.inf"),
+            "initial": "math.inf" if mode == "min" else "-math.inf",
+            "conditions": _monitor_conditions(spec, stopping.monitor, "EARLY_STOPPING_MONITOR")
+            + (["epoch > EARLY_STOPPING_START_FROM_EPOCH"] if stopping.start_from_epoch else []),
         }
     sources = [train.source] + ([validation.source] if validation else [])
     python_imports = sorted({s.function.partition(":")[0] for s in sources if s.type == "python"})
@@ -382,10 +409,11 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str) -> 
         checkpoint_every=spec.checkpoint.every_epochs,
         checkpoint_keep=spec.checkpoint.keep,
         docstring=_docstring(spec, outputs, _source(train.source)),
-        imports_math=early is not None,
-        total_loss=_total_loss(outputs),
-        loss_weights=None if all(o.weight == 1.0 for o in outputs) or len(outputs) == 1 else
-        "{" + ", ".join(f'"{o.name}": {literal(o.weight)}' for o in outputs) + "}",
+        imports_math=early is not None or spec.train.reduce_on_plateau is not None or spec.loss_weighting.type == "uncertainty",
+        total_loss=_total_loss(outputs, spec.loss_weighting.type),
+        loss_weights=None
+        if spec.loss_weighting.type == "static" and (all(o.weight == 1.0 for o in outputs) or len(outputs) == 1)
+        else "{" + ", ".join(f"{literal(o.name)}: {literal(o.weight)}" for o in outputs) + "}",
         needs_per_example_mean=any(o.mean_per_example for o in outputs),
         precision=spec.precision,
         strategy={
@@ -399,7 +427,58 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str) -> 
         in_memory=resolve_in_memory(spec),
         shard_policy=_shard_policy(spec)[0],
         shard_policy_reason=_shard_policy(spec)[1],
+        loss_weighting=spec.loss_weighting.type,
+        ema_decay=spec.loss_weighting.decay,
+        total_loss_doc={
+            "static": "the weighted sum of the outputs' losses",
+            "uncertainty": "each task's loss over its learned variance, plus its log-variance",
+            "ema_ratio": "the outputs' losses weighted by their moving-average ratios",
+        }[spec.loss_weighting.type],
+        clipping=_clipping(spec),
+        accumulation=spec.train.gradient_accumulation_steps,
+        warmup=spec.train.warmup.model_dump() if spec.train.warmup else None,
+        plateau=_plateau(spec),
+        learning_rate=_optimizer_parts(spec)[2],
+        optimizer_args=_optimizer_parts(spec)[1],
+        optimizer_class=_optimizer_parts(spec)[0],
+        validation_every=spec.train.validation_every,
+        validation_steps=spec.train.validation_steps,
+        allow_unused=spec.train.allow_unused_variables,
+        on_nonfinite=spec.train.on_nonfinite,
+        check_numerics=spec.debug.check_numerics,
+        variable_batches=_variable_batches(spec),
+        padded_batch=_padded(spec, train.padded_batch, False),
+        validation_padded_batch=_padded(
+            spec, validation.padded_batch if validation else None,
+            train.padded_batch is not None or train.bucket_by_sequence_length is not None,
+        ),
+        bucketing=_bucketing(spec),
     )
+
+
+def _clipping(spec: Spec) -> dict[str, Any] | None:
+    clip = spec.train.gradient_clipping
+    if clip is None:
+        return None
+    kind = next(k for k in ("global_norm", "norm", "value") if getattr(clip, k) is not None)
+    return {"kind": kind, "value": getattr(clip, kind)}
+
+
+def _variable_batches(spec: Spec) -> bool:
+    """Whether training batches can differ in size (then the loss averages over the real count)."""
+    train = spec.data.train
+    return not train.drop_remainder or train.bucket_by_sequence_length is not None
+
+
+def _bucketing(spec: Spec) -> dict[str, Any] | None:
+    bucket = spec.data.train.bucket_by_sequence_length
+    if bucket is None:
+        return None
+    return {
+        "input": bucket.input or next(iter(spec.model.inputs)),
+        "boundaries": literal(bucket.boundaries),
+        "batch_sizes": literal(bucket.batch_sizes),
+    }
 
 
 # Strategies under which an XLA-compiled step is known to work (on CPU: XLA under MirroredStrategy
@@ -443,8 +522,14 @@ def _shard_policy(spec: Spec) -> tuple[str | None, str]:
     return policy.upper(), "as the spec sets `data.shard_policy`"
 
 
-def _total_loss(outputs: list[OutputView]) -> str:
+def _total_loss(outputs: list[OutputView], weighting: str) -> str:
     """The per-example total: the weighted sum of the outputs' losses."""
+    if weighting == "uncertainty":
+        return ("tf.add_n([LOSS_WEIGHTS[name] * (tf.exp(-log_variances[name]) * value + log_variances[name])"
+                " for name, value in task_losses.items()])")
+    if weighting == "ema_ratio":
+        return ("tf.add_n([LOSS_WEIGHTS[name] * loss_weights[i] * value"
+                " for i, (name, value) in enumerate(task_losses.items())])")
     if len(outputs) == 1:
         weight = outputs[0].weight
         term = f'task_losses["{outputs[0].name}"]'
@@ -457,6 +542,64 @@ def _total_loss(outputs: list[OutputView]) -> str:
 def _head(spec: Spec, name: str) -> list:
     layers = list(spec.model.outputs.get(name, []))
     return float32_head(layers) if spec.precision != "float32" else layers
+
+
+def _monitor_conditions(spec: Spec, monitor: str, constant: str) -> list[str]:
+    """With validation every N epochs, a `val_` value is only there on validation epochs."""
+    if monitor.startswith("val_") and spec.train.validation_every > 1:
+        return [f"{constant} in row"]
+    return []
+
+
+def _plateau(spec: Spec) -> dict[str, Any] | None:
+    plateau = spec.train.reduce_on_plateau
+    if plateau is None:
+        return None
+    mode = _mode(plateau.monitor, plateau.mode)
+    return {
+        **plateau.model_dump(),
+        "mode": mode,
+        "initial": "math.inf" if mode == "min" else "-math.inf",
+        "conditions": _monitor_conditions(spec, plateau.monitor, "PLATEAU_MONITOR"),
+    }
+
+
+def _optimizer_parts(spec: Spec) -> tuple[str, dict[str, str], str]:
+    """(class expression, other arguments as code, learning-rate expression)."""
+    optimizer = spec.optimizer
+    args = {}
+    for arg, value in optimizer.args.items():
+        if arg == "learning_rate":
+            continue
+        args[arg] = keras_call(value, catalog.nested_kind(arg, value["type"])) if isinstance(value, dict) and "type" in value else literal(value)
+    rate = optimizer.args.get("learning_rate")
+    if isinstance(rate, dict):
+        rate_code = keras_call(rate, "schedules")
+    else:
+        rate_code = literal(rate) if rate is not None else "None"
+    return f"keras.optimizers.{optimizer.type}", args, rate_code
+
+
+def _padded(spec: Spec, padded, variable: bool) -> str | None:
+    """Keyword arguments of padded_batch (a trailing comma-space), "" for defaults, None: no padding."""
+    if padded is None:
+        return "" if variable else None
+    parts = []
+    groups = [(spec.model.inputs, "input"), (spec.targets, "target")]
+    if padded.padded_shapes:
+        shapes = [
+            {name: tuple(padded.padded_shapes.get(name, item.shape)) for name, item in group.items()}
+            for group, _ in groups
+        ]
+        parts.append(f"padded_shapes=({literal(shapes[0])}, {literal(shapes[1])})")
+    if padded.padding_values:
+        values = [
+            {name: (float if item.dtype.startswith(("float", "bfloat")) else int)(padded.padding_values.get(name, 0))
+             for name, item in group.items()}
+            for group, _ in groups
+        ]
+        parts.append(f"padding_values=({literal(values[0])}, {literal(values[1])})")
+    return "".join(f"{part}, " for part in parts)
 
 
 def _cache(cache: bool | str) -> str | None:

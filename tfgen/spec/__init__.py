@@ -9,7 +9,7 @@ from pydantic import Field, NonNegativeInt
 from .base import Identifier, KerasObject, StrictModel
 from .data import Data
 from .model import Model, TargetSpec
-from .training import Checkpoint, LossSpec, Strategy, Train
+from .training import Checkpoint, Debug, LossSpec, LossWeighting, Strategy, Train
 
 
 class Spec(StrictModel):
@@ -25,10 +25,12 @@ class Spec(StrictModel):
     model: Model
     targets: dict[Identifier, TargetSpec] = Field(min_length=1)
     losses: dict[Identifier, LossSpec] = Field(min_length=1)
+    loss_weighting: LossWeighting = LossWeighting()
     metrics: dict[Identifier, list[KerasObject]] = {}
     optimizer: KerasObject
     train: Train
     checkpoint: Checkpoint = Checkpoint()
+    debug: Debug = Debug()
 
 
 __all__ = ["Spec", "KerasObject", "LossSpec"]

@@ -55,7 +55,7 @@ def _dotted_ref(value: str) -> str:
 Identifier = Annotated[str, AfterValidator(_identifier)]
 DottedRef = Annotated[str, AfterValidator(_dotted_ref)]
 DType = Literal["float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]
-Shape = list[Annotated[int, AfterValidator(lambda v: _positive_dim(v))]]
+Shape = list[Annotated[int, AfterValidator(lambda v: _positive_dim(v))] | None]  # None: variable length
 
 
 def _positive_dim(value: int) -> int:

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, PositiveInt, model_validator
 
-from .base import DottedRef, Identifier, KerasObject, Shape, StrictModel
+from .base import DottedRef, Identifier, KerasObject, Shape, StrictModel  # noqa: F401
 
 
 class PythonSource(StrictModel):
@@ -69,6 +69,30 @@ class ValidationPipeline(StrictModel):
     source: Source
     batch_size: PositiveInt | None = Field(None, description="default: the training batch size")
     cache: bool | str = False
+    padded_batch: PaddedBatch | None = None
+
+
+class PaddedBatch(StrictModel):
+    """Batch variable-length examples by padding (to the longest in the batch unless shapes given)."""
+
+    padded_shapes: dict[Identifier, list[PositiveInt | None]] | None = None
+    padding_values: dict[Identifier, float | int] | None = None
+
+
+class BucketBySequenceLength(StrictModel):
+    """Group examples of similar length (of `input`'s first axis) into per-bucket batch sizes."""
+
+    input: Identifier | None = Field(None, description="the input whose length buckets (default: the only one)")
+    boundaries: list[PositiveInt] = Field(min_length=1)
+    batch_sizes: list[PositiveInt] = Field(min_length=2, description="one more than boundaries")
+
+    @model_validator(mode="after")
+    def _sizes(self) -> "BucketBySequenceLength":
+        if len(self.batch_sizes) != len(self.boundaries) + 1:
+            raise ValueError("`batch_sizes` needs one entry more than `boundaries`")
+        if sorted(set(self.boundaries)) != self.boundaries:
+            raise ValueError("`boundaries` must increase")
+        return self
 
 
 class TrainPipeline(StrictModel):
@@ -79,6 +103,8 @@ class TrainPipeline(StrictModel):
     drop_remainder: bool = Field(True, description="drop the last partial batch of each epoch")
     preprocess: list[KerasObject] = Field([], description="layers applied to training and validation batches")
     augment: list[KerasObject] = Field([], description="layers applied to training batches only")
+    padded_batch: PaddedBatch | None = None
+    bucket_by_sequence_length: BucketBySequenceLength | None = None
     in_memory: Literal["auto"] | bool = Field(
         "auto",
         description="keep arrays on the device and slice batches inside the compiled loop; "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
+from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
 
 from .base import KerasObject, StrictModel
 
@@ -28,9 +28,54 @@ class EarlyStopping(StrictModel):
     start_from_epoch: NonNegativeInt = 0
 
 
+class GradientClipping(StrictModel):
+    """Exactly one of `global_norm`, `norm` (per tensor) or `value`; applied to the all-reduced,
+    unscaled gradients (Keras's optimizer-level clipping sees one replica's)."""
+
+    global_norm: PositiveFloat | None = None
+    norm: PositiveFloat | None = None
+    value: PositiveFloat | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "GradientClipping":
+        given = [name for name in ("global_norm", "norm", "value") if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of `global_norm`, `norm`, `value`")
+        return self
+
+
+class Warmup(StrictModel):
+    """Linear warmup from `initial` to the optimizer's rate over `steps`, then its schedule."""
+
+    steps: PositiveInt
+    initial: NonNegativeFloat = 0.0
+
+
+class ReduceOnPlateau(StrictModel):
+    """As keras.callbacks.ReduceLROnPlateau; the factor lives in a checkpointed variable."""
+
+    monitor: str = "val_loss"
+    mode: Literal["auto", "min", "max"] = "auto"
+    factor: float = Field(0.1, gt=0, lt=1)
+    patience: NonNegativeInt = 10
+    min_delta: NonNegativeFloat = 0.0001
+    cooldown: NonNegativeInt = 0
+    min_lr: NonNegativeFloat = 0.0
+
+
 class Train(StrictModel):
     epochs: PositiveInt
     early_stopping: EarlyStopping | None = None
+    gradient_clipping: GradientClipping | None = None
+    gradient_accumulation_steps: PositiveInt = Field(1, description="micro-batches per update")
+    warmup: Warmup | None = None
+    reduce_on_plateau: ReduceOnPlateau | None = None
+    validation_every: PositiveInt = Field(1, description="validate every N epochs (and after the last)")
+    validation_steps: PositiveInt | None = Field(None, description="cap on validation batches")
+    allow_unused_variables: bool = Field(False, description="allow trainable variables with no gradient")
+    on_nonfinite: Literal["stop", "skip"] = Field(
+        "stop", description="a non-finite loss: stop (keeping the last good checkpoint) or skip the update"
+    )
     steps_per_execution: PositiveInt | Literal["auto"] = Field(
         "auto", description="training steps run inside one tf.function call; auto: from the epoch length"
     )
@@ -63,3 +108,20 @@ class Strategy(StrictModel):
 class Checkpoint(StrictModel):
     every_epochs: PositiveInt = 1
     keep: PositiveInt = 3
+
+
+class LossWeighting(StrictModel):
+    """How the outputs' losses are combined (each `losses.<output>.weight` scales its task)."""
+
+    type: Literal["static", "uncertainty", "ema_ratio"] = "static"
+    decay: float = Field(0.9, gt=0, lt=1, description="ema_ratio: the moving average's decay")
+
+    @model_validator(mode="after")
+    def _decay_for_ema(self) -> "LossWeighting":
+        if self.type != "ema_ratio" and "decay" in self.model_fields_set:
+            raise ValueError("`decay` is for `type: ema_ratio`")
+        return self
+
+
+class Debug(StrictModel):
+    check_numerics: bool = Field(False, description="tf.debugging.check_numerics on losses and gradients")
