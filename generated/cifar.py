@@ -60,7 +60,9 @@ def checked_arrays(arrays, specs, what):
         array = np.asarray(arrays[name])
         if shape == () and array.shape[1:] == (1,):
             array = array.reshape(-1)  # labels stored as a column, as keras.datasets.cifar10 does
-        if array.shape[1:] != shape:
+        if len(array.shape) != len(shape) + 1 or any(
+            d not in (None, a) for d, a in zip(shape, array.shape[1:])
+        ):
             raise ValueError(
                 f"{what} `{name}` has examples of shape {array.shape[1:]}, the spec declares {shape}"
             )

@@ -113,6 +113,45 @@ def _performance(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         )
 
 
+def _training_control(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    multi_replica = spec.strategy.type in ("mirrored", "multi_worker_mirrored")
+    for arg in ("clipnorm", "global_clipnorm", "clipvalue"):
+        if arg in spec.optimizer.args and multi_replica:
+            yield doc.issue(
+                ("optimizer", arg),
+                f"Keras applies `{arg}` to each replica's gradients before they are summed, so under "
+                f"`{spec.strategy.type}` it clips the wrong thing; use `train.gradient_clipping`",
+                key=True,
+            )
+    train = spec.train
+    if (train.warmup or train.reduce_on_plateau) and "learning_rate" not in spec.optimizer.args:
+        field = "warmup" if train.warmup else "reduce_on_plateau"
+        yield doc.issue(("train", field), f"`{field}` needs the optimizer's `learning_rate` written out")
+    if spec.debug.check_numerics and train.jit_compile is True:
+        yield doc.issue(("debug", "check_numerics"), "check_numerics runs outside XLA: set `train.jit_compile` to auto or false")
+    if train.reduce_on_plateau is not None:
+        monitor = train.reduce_on_plateau.monitor
+        keys = history_keys(spec)
+        loc = ("train", "reduce_on_plateau", "monitor")
+        if monitor.startswith("val_") and not has_validation(spec):
+            yield doc.issue(loc, f"`{monitor}` needs validation data: add `data.validation` or `data.validation_split`")
+        elif monitor not in keys:
+            yield doc.issue(loc, f"`{monitor}` is not logged by this run{catalog.did_you_mean(monitor, keys)} (logged: {', '.join(keys)})")
+    pipeline = spec.data.train
+    if pipeline.padded_batch and pipeline.bucket_by_sequence_length:
+        yield doc.issue(("data", "train", "bucket_by_sequence_length"), "give `padded_batch` or `bucket_by_sequence_length`, not both (buckets pad too)")
+    bucket = pipeline.bucket_by_sequence_length
+    if bucket is not None and bucket.input is None and len(spec.model.inputs) > 1:
+        yield doc.issue(("data", "train", "bucket_by_sequence_length"), "name the `input` whose length buckets examples")
+    if bucket is not None and bucket.input is not None and bucket.input not in spec.model.inputs:
+        yield doc.issue(("data", "train", "bucket_by_sequence_length", "input"), f"`{bucket.input}` is not an input{catalog.did_you_mean(bucket.input, spec.model.inputs)}")
+    if bucket is not None and train.gradient_accumulation_steps > 1:
+        yield doc.issue(("train", "gradient_accumulation_steps"), "accumulation splits equal micro-batches; buckets vary in size")
+    variable = [name for name, item in {**spec.model.inputs, **spec.targets}.items() if None in item.shape]
+    if variable and not (pipeline.padded_batch or bucket):
+        yield doc.issue(("data", "train"), f"`{variable[0]}` has a variable-length (null) dimension: add `padded_batch` or `bucket_by_sequence_length`")
+
+
 def _precision(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     if spec.precision == "float32":
         return
@@ -142,6 +181,7 @@ def _early_stopping(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 # Each check and the top-level sections it reads: with a structurally broken section, the checks
 # that do not read it still run, so a spec's errors are reported together.
 CHECKS = (
+    (_training_control, {"train", "strategy", "optimizer", "debug", "data", "model", "targets", "metrics"}),
     (_performance, {"train", "strategy", "data"}),
     (_precision, {"precision", "model"}),
     (_outputs, {"model", "targets", "losses", "metrics"}),

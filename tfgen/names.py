@@ -38,6 +38,13 @@ def train_keys(spec: Spec) -> list[str]:
     return keys + [key for _, key, _ in metric_keys(spec)]
 
 
+def weight_keys(spec: Spec) -> list[str]:
+    """`<output>_loss_weight` per output when the weights change during training."""
+    if spec.loss_weighting.type == "static":
+        return []
+    return [f"{output}_loss_weight" for output in output_names(spec)]
+
+
 def has_validation(spec: Spec) -> bool:
     return spec.data.validation is not None or spec.data.validation_split is not None
 
@@ -47,4 +54,4 @@ def history_keys(spec: Spec) -> list[str]:
     keys = train_keys(spec)
     if has_validation(spec):
         keys += [f"val_{key}" for key in keys]
-    return keys
+    return keys + weight_keys(spec)

@@ -18,6 +18,7 @@ from .spec.data import IN_MEMORY_SOURCES
 from .spec.model import Residual
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
+SYNTHETIC_LENGTH = 8  # the length of a variable (null) dimension in synthetic data
 
 
 def literal(value: Any) -> str:
@@ -276,8 +277,9 @@ def _kwargs(kwargs: dict[str, Any]) -> str:
     return f"**{literal(kwargs)}"
 
 
-def _synthetic(shape: list[int], dtype: str, classes: int | None) -> str:
+def _synthetic(shape: list[int | None], dtype: str, classes: int | None) -> str:
     """A numpy expression drawing `n` random examples of one input or target from `rng`."""
+    shape = [SYNTHETIC_LENGTH if dim is None else dim for dim in shape]
     size = literal((None, *shape)).replace("None", "n")
     if classes is not None and dtype in FLOAT_DTYPES and shape and shape[-1] == classes and classes > 1:
         return f'np.eye({classes}, dtype="{dtype}")[rng.integers(0, {classes}, size={literal(("n", *shape[:-1])).replace(chr(39) + "n" + chr(39), "n")})]'
@@ -389,7 +391,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str) -> 
         validation_source=_source(validation.source, seed="SEED + 1") if validation else None,
         inputs=inputs,
         targets=targets,
-        synthetic_features=[(n, _synthetic(i.shape, i.dtype, None)) for n, i in spec.model.inputs.items()],
+        synthetic_features=[(n, _synthetic(i.shape, i.dtype, i.vocabulary or (None if i.dtype in ("uint8", *FLOAT_DTYPES, "bool") else 2))) for n, i in spec.model.inputs.items()],
         synthetic_targets=[(n, _synthetic(t.shape, t.dtype, t.classes)) for n, t in spec.targets.items()],
         synthetic_train_examples=synthetic_train,
         synthetic_validation_examples=synthetic_validation,
@@ -488,7 +490,7 @@ JIT_STRATEGIES = ("default", "one_device")
 
 def resolve_jit(spec: Spec) -> bool:
     if spec.train.jit_compile == "auto":
-        return spec.strategy.type in JIT_STRATEGIES
+        return spec.strategy.type in JIT_STRATEGIES and not spec.debug.check_numerics
     return spec.train.jit_compile
 
 
@@ -501,6 +503,8 @@ def in_memory_blocker(spec: Spec) -> str | None:
         return "it needs `drop_remainder: true` (every step slices a full global batch)"
     if train.cache is not False:
         return "`cache` applies to the tf.data pipeline only"
+    if train.padded_batch or train.bucket_by_sequence_length:
+        return "variable-length examples are padded by the tf.data pipeline"
     return None
 
 

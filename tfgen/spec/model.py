@@ -31,6 +31,9 @@ Residual.model_rebuild()
 class InputSpec(StrictModel):
     shape: Shape
     dtype: DType = "float32"
+    vocabulary: PositiveInt | None = Field(
+        None, description="integer inputs: ids are below this (synthetic data draws from it; default 2)"
+    )
 
 
 class Model(StrictModel):
