@@ -384,7 +384,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         replica = tf.distribute.get_replica_context().replica_id_in_sync_group
         rows_per_replica = EXAMPLES_PER_UPDATE // replicas
         start = step * EXAMPLES_PER_UPDATE + tf.cast(replica, tf.int32) * rows_per_replica
-        rows = order[start : start + rows_per_replica]
+        rows = tf.slice(order, [start], [rows_per_replica])
         features = {name: tf.gather(array, rows) for name, array in train_features.items()}
         targets = {name: tf.gather(array, rows) for name, array in train_targets.items()}
         train_step(features, targets)

@@ -20,7 +20,7 @@ HARNESS = ROOT / "tests" / "harness.py"
 
 def _spec(**overrides):
     """Deterministic and replica-independent: no shuffle, no dropout, plain SGD."""
-    spec = base_spec(optimizer={"type": "SGD", "learning_rate": 0.1}, **overrides)
+    spec = base_spec(**{"optimizer": {"type": "SGD", "learning_rate": 0.1}, **overrides})
     spec["data"]["train"].pop("shuffle", None)
     return spec
 
