@@ -13,6 +13,7 @@ model.keras under the output directory; a rerun resumes from the latest checkpoi
 import argparse
 import json
 import math
+import signal
 import sys
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ from pathlib import Path
 import keras
 import numpy as np
 import tensorflow as tf
+import yaml
 
 SEED = 7
 OUTPUT_DIR = "runs/multitask"
@@ -101,8 +103,8 @@ def load_data(synthetic: bool = False):
     return train, validation
 
 
-def train_pipeline(train) -> tf.data.Dataset:
-    """Batched, prefetched training batches of `(features, targets)` dicts."""
+def train_pipeline(train, epoch: int = 1) -> tf.data.Dataset:
+    """Batched, prefetched training batches of `(features, targets)` dicts for one epoch."""
     dataset = tf.data.Dataset.from_tensor_slices(train)
     dataset = dataset.batch(
         EXAMPLES_PER_UPDATE, drop_remainder=True, num_parallel_calls=tf.data.AUTOTUNE
@@ -187,6 +189,23 @@ def write_history(path, rows):
     partial.replace(path)
 
 
+def restore_newest_readable(checkpoint, directory):
+    """Restore the newest checkpoint that reads back whole; warn about any that does not."""
+    state = tf.train.get_checkpoint_state(str(directory))
+    for path in reversed(state.all_model_checkpoint_paths if state else []):
+        try:
+            checkpoint.restore(path).assert_existing_objects_matched()
+            return path
+        except (
+            Exception
+        ) as error:  # a torn or corrupt file fails in many ways: try the previous one
+            print(
+                f"warning: checkpoint {path} is unreadable ({type(error).__name__}); trying the one before",
+                file=sys.stderr,
+            )
+    return None
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -215,6 +234,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     output_dir = Path(args.output_dir)
     write_dir = output_dir
     write_dir.mkdir(parents=True, exist_ok=True)
+    (write_dir / "spec.yaml").write_text(yaml.safe_dump(SPEC, sort_keys=False))
     replicas = strategy.num_replicas_in_sync
     if GLOBAL_BATCH_SIZE % replicas:
         raise ValueError(
@@ -236,11 +256,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
         train_examples = len(next(iter(train_targets.values())))
         steps_per_epoch = train_examples // EXAMPLES_PER_UPDATE
     else:
-        train_ds = train_pipeline(train)
-        steps_per_epoch = int(train_ds.cardinality())
+        steps_per_epoch = int(train_pipeline(train, epoch=1).cardinality())
         if steps_per_epoch < 0:  # unknown (a file or generator source): count once
-            steps_per_epoch = int(train_ds.reduce(0, lambda count, _: count + 1))
-        train_dist = strategy.experimental_distribute_dataset(train_ds)
+            steps_per_epoch = int(
+                train_pipeline(train, epoch=1).reduce(0, lambda count, _: count + 1)
+            )
     if args.steps_per_epoch:
         steps_per_epoch = min(steps_per_epoch, args.steps_per_epoch)
     validation_dist = strategy.experimental_distribute_dataset(validation_pipeline(validation))
@@ -263,6 +283,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         )
         # The checkpoint holds everything the rest of the run depends on, not just the weights.
         epoch_counter = tf.Variable(0, dtype=tf.int64, name="epoch")
+        step_in_epoch = tf.Variable(0, dtype=tf.int64, name="step_in_epoch")
         steps_run = tf.Variable(0, dtype=tf.int64, name="steps_run")
         nonfinite_step = tf.Variable(-1, dtype=tf.int64, trainable=False, name="nonfinite_step")
         nonfinite_losses = tf.Variable(tf.zeros([3]), trainable=False, name="nonfinite_losses")
@@ -270,19 +291,25 @@ def main(argv: list[str] | None = None) -> list[dict]:
             model=model,
             optimizer=optimizer,
             epoch=epoch_counter,
+            step_in_epoch=step_in_epoch,
             steps_run=steps_run,
+            # The data position is (epoch, step_in_epoch); these make the rest of the epoch exact.
+            train_metrics=[var for metric in train_metrics.values() for var in metric.variables],
+            random_state=[var for var in model.variables if "seed_generator_state" in var.path],
             log_variances=log_variances,
         )
         manager = tf.train.CheckpointManager(
             checkpoint, write_dir / "checkpoints", max_to_keep=CHECKPOINTS_TO_KEEP
         )
-        latest = tf.train.latest_checkpoint(output_dir / "checkpoints")
-        if latest and not args.fresh:
-            checkpoint.restore(latest).assert_existing_objects_matched()
-            print(f"Resuming from {latest} (epoch {int(epoch_counter.numpy())})")
-        # Build the optimizer's slots now, after the restore that fills them: a lazy build inside
-        # the first distributed step fails under a multi-replica strategy.
+        # Build the optimizer's slots now, before the restore fills them: a lazy build inside the
+        # first distributed step fails under a multi-replica strategy.
         optimizer.build(trainable_variables)
+        if not args.fresh:
+            restored = restore_newest_readable(checkpoint, output_dir / "checkpoints")
+            if restored:
+                print(
+                    f"Resuming from {restored} (epoch {int(epoch_counter.numpy()) + 1}, step {int(step_in_epoch.numpy())})"
+                )
     # Per-example losses (reduction=None), averaged over the global batch in train_step: the
     # same code is right on one device and across replicas.
     loss_fns = {
@@ -429,73 +456,172 @@ def main(argv: list[str] | None = None) -> list[dict]:
         strategy.run(test_step, args=(features, targets))
 
     history_path = write_dir / "history.jsonl"
-    history = read_history(
-        output_dir / "history.jsonl", last_epoch=0 if args.fresh else int(epoch_counter.numpy())
-    )
-    first_epoch = 1 if args.fresh else int(epoch_counter.numpy()) + 1
-    for epoch in range(first_epoch, args.epochs + 1):
-        started = time.perf_counter()
-        for metric in [*train_metrics.values(), *validation_metrics.values()]:
-            metric.reset_state()
-        progbar = keras.utils.Progbar(steps_per_epoch) if sys.stdout.isatty() else None
-        if not in_memory:
-            iterator = iter(train_dist)
-        step = 0
-        while step < steps_per_epoch:
-            chunk = min(steps_per_execution, steps_per_epoch - step)
-            if in_memory:
-                train_from_memory(tf.constant(epoch), tf.constant(step), tf.constant(chunk))
-            else:
-                train_from_iterator(iterator, tf.constant(chunk))
-            step += chunk
-            if nonfinite_step.numpy() >= 0:
-                values = dict(
-                    zip(
-                        ["loss", *(f"{name}_loss" for name in loss_fns)],
-                        nonfinite_losses.numpy().tolist(),
+    resumed_epoch = 0 if args.fresh else int(epoch_counter.numpy())
+    history = read_history(output_dir / "history.jsonl", last_epoch=resumed_epoch)
+    first_epoch, first_step = resumed_epoch + 1, 0 if args.fresh else int(step_in_epoch.numpy())
+    done = int(steps_run.numpy())  # steps run so far, over all epochs
+    # SIGTERM (preemption) or SIGINT (Ctrl-C): finish the running steps, save, and exit.
+    stop_requests = []
+    handlers = {
+        sig: signal.signal(sig, lambda signum, _: stop_requests.append(signum))
+        for sig in (signal.SIGTERM, signal.SIGINT)
+    }
+    try:
+        for epoch in range(first_epoch, args.epochs + 1):
+            started = time.perf_counter()
+            step = first_step if epoch == first_epoch else 0
+            if step == 0:  # a resumed epoch keeps the metrics of its first part
+                for metric in train_metrics.values():
+                    metric.reset_state()
+            for metric in validation_metrics.values():
+                metric.reset_state()
+            progbar = keras.utils.Progbar(steps_per_epoch) if sys.stdout.isatty() else None
+            if not in_memory:
+                # A per-epoch seeded pipeline: resuming at `step` of an epoch skips exactly its first batches.
+                iterator = iter(
+                    strategy.experimental_distribute_dataset(
+                        train_pipeline(train, epoch).skip(step)
                     )
                 )
-                raise FloatingPointError(
-                    f"the loss became non-finite at step {int(nonfinite_step.numpy()) + 1} (epoch {epoch}): "
-                    + ", ".join(f"{name} = {value}" for name, value in values.items())
-                    + f"; the update was not applied and the last good checkpoint is {manager.latest_checkpoint}"
+            while step < steps_per_epoch:
+                chunk = min(steps_per_execution, steps_per_epoch - step)
+                if in_memory:
+                    train_from_memory(tf.constant(epoch), tf.constant(step), tf.constant(chunk))
+                else:
+                    train_from_iterator(iterator, tf.constant(chunk))
+                step += chunk
+                done += chunk
+                if nonfinite_step.numpy() >= 0:
+                    values = dict(
+                        zip(
+                            ["loss", *(f"{name}_loss" for name in loss_fns)],
+                            nonfinite_losses.numpy().tolist(),
+                        )
+                    )
+                    raise FloatingPointError(
+                        f"the loss became non-finite at step {int(nonfinite_step.numpy()) + 1} (epoch {epoch}): "
+                        + ", ".join(f"{name} = {value}" for name, value in values.items())
+                        + f"; the update was not applied and the last good checkpoint is {manager.latest_checkpoint}"
+                    )
+                if stop_requests:
+                    step_in_epoch.assign(step)
+                    saved = manager.save(checkpoint_number=done)
+                    name = signal.Signals(stop_requests[0]).name
+                    print(
+                        f"Stopped by {name} at epoch {epoch}, step {step}/{steps_per_epoch}: saved {saved}; "
+                        "run the same command again to resume.",
+                        flush=True,
+                    )
+                    sys.exit(128 + stop_requests[0])
+                if progbar is not None:
+                    progbar.update(step)
+            train_seconds = time.perf_counter() - started
+            row = {"epoch": epoch}
+            row.update({name: float(metric.result()) for name, metric in train_metrics.items()})
+            for features, targets in validation_dist:
+                distributed_test_step(features, targets)
+            row.update(
+                {
+                    f"val_{name}": float(metric.result())
+                    for name, metric in validation_metrics.items()
+                }
+            )
+            for name, log_variance in log_variances.items():
+                row[f"{name}_loss_weight"] = LOSS_WEIGHTS[name] * math.exp(
+                    -float(log_variance.numpy())
                 )
-            if progbar is not None:
-                progbar.update(step)
-        train_seconds = time.perf_counter() - started
-        row = {"epoch": epoch}
-        row.update({name: float(metric.result()) for name, metric in train_metrics.items()})
-        for features, targets in validation_dist:
-            distributed_test_step(features, targets)
-        row.update(
-            {f"val_{name}": float(metric.result()) for name, metric in validation_metrics.items()}
-        )
-        for name, log_variance in log_variances.items():
-            row[f"{name}_loss_weight"] = LOSS_WEIGHTS[name] * math.exp(-float(log_variance.numpy()))
-        row["lr"] = float(learning_rate_used.numpy())
-        row["skipped_steps"] = int(steps_run.numpy()) - int(optimizer.iterations.numpy())
-        row["epoch_seconds"] = time.perf_counter() - started
-        row["examples_per_second"] = steps_per_epoch * EXAMPLES_PER_UPDATE / train_seconds
+            row["lr"] = float(learning_rate_used.numpy())
+            row["skipped_steps"] = int(steps_run.numpy()) - int(optimizer.iterations.numpy())
+            row["epoch_seconds"] = time.perf_counter() - started
+            row["examples_per_second"] = (
+                (steps_per_epoch - (first_step if epoch == first_epoch else 0))
+                * EXAMPLES_PER_UPDATE
+                / train_seconds
+            )
 
-        # Save the checkpoint first, then the history row that describes it.
-        epoch_counter.assign(epoch)
-        if epoch % CHECKPOINT_EVERY_EPOCHS == 0 or epoch == args.epochs:
-            manager.save(checkpoint_number=epoch)
-        history.append(row)
-        write_history(history_path, history)
-        shown = [
-            key for key in row if key not in ("epoch", "lr", "epoch_seconds", "examples_per_second")
-        ]
-        values = " - ".join(
-            f"{key}: {row[key]:.4f}" if isinstance(row[key], float) else f"{key}: {row[key]}"
-            for key in shown
-        )
-        print(
-            f"Epoch {epoch}/{args.epochs} - {row['epoch_seconds']:.1f}s - {values} - lr: {row['lr']:.3g}",
-            flush=True,
-        )
+            # Save the checkpoint first, then the history row that describes it.
+            epoch_counter.assign(epoch)
+            step_in_epoch.assign(0)
+            if epoch % CHECKPOINT_EVERY_EPOCHS == 0 or epoch == args.epochs:
+                manager.save(checkpoint_number=epoch)
+            history.append(row)
+            write_history(history_path, history)
+            shown = [
+                key
+                for key in row
+                if key not in ("epoch", "lr", "epoch_seconds", "examples_per_second")
+            ]
+            values = " - ".join(
+                f"{key}: {row[key]:.4f}" if isinstance(row[key], float) else f"{key}: {row[key]}"
+                for key in shown
+            )
+            print(
+                f"Epoch {epoch}/{args.epochs} - {row['epoch_seconds']:.1f}s - {values} - lr: {row['lr']:.3g}",
+                flush=True,
+            )
+
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
     model.save(output_dir / "model.keras")
     return history
+
+
+# The resolved spec this script was generated from (saved as <output_dir>/spec.yaml).
+SPEC = {
+    "name": "multitask",
+    "seed": 7,
+    "output_dir": "runs/multitask",
+    "data": {
+        "train": {"source": {"type": "synthetic", "examples": 512}, "batch_size": 32},
+        "validation": {"source": {"type": "synthetic", "examples": 128}, "batch_size": 32},
+    },
+    "model": {
+        "inputs": {"image": {"shape": [32, 32, 3], "dtype": "float32"}},
+        "layers": [
+            {
+                "type": "Conv2D",
+                "filters": 16,
+                "kernel_size": 3,
+                "padding": "same",
+                "activation": "relu",
+            },
+            {
+                "type": "Conv2D",
+                "filters": 16,
+                "kernel_size": 3,
+                "padding": "same",
+                "activation": "relu",
+            },
+        ],
+        "outputs": {
+            "label": [{"type": "GlobalAveragePooling2D"}, {"type": "Dense", "units": 10}],
+            "mask": [{"type": "Conv2D", "filters": 1, "kernel_size": 1}],
+        },
+    },
+    "targets": {
+        "label": {"shape": [], "dtype": "int32", "classes": 10},
+        "mask": {"shape": [32, 32, 1], "dtype": "float32", "classes": 2},
+    },
+    "losses": {
+        "label": {"type": "SparseCategoricalCrossentropy", "from_logits": True, "weight": 1.0},
+        "mask": {"type": "BinaryCrossentropy", "from_logits": True, "weight": 0.5},
+    },
+    "loss_weighting": {"type": "uncertainty"},
+    "metrics": {
+        "label": ["SparseCategoricalAccuracy"],
+        "mask": [{"type": "BinaryAccuracy", "threshold": 0.0}],
+    },
+    "optimizer": {
+        "type": "Adam",
+        "learning_rate": {
+            "type": "CosineDecayRestarts",
+            "initial_learning_rate": 0.001,
+            "first_decay_steps": 100,
+        },
+    },
+    "train": {"epochs": 3, "gradient_clipping": {"global_norm": 1.0}},
+}
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ def _spec(checkpoint, **overrides):
     """Enough steps to be killed mid-epoch; dropout, so the RNG state matters too."""
     spec = base_spec(**{
         "deterministic": True,
-        "data": {"train": {"source": {"type": "synthetic", "examples": 2048}, "batch_size": 16, "shuffle": 2048},
+        "data": {"train": {"source": {"type": "synthetic", "examples": 4096}, "batch_size": 16, "shuffle": 4096},
                  "validation": {"source": {"type": "synthetic", "examples": 64}}},
         "model": {"inputs": {"features": {"shape": [8]}},
                   "layers": [{"type": "Dense", "units": 64, "activation": "relu"}, {"type": "Dropout", "rate": 0.3}],
@@ -72,9 +72,11 @@ def test_sigkill_then_rerun_ends_with_the_uninterrupted_weights(build_spec, tmp_
     out = tmp_path / "killed"
     process = _start(script, out, tmp_path / "killed.npz")
     _wait_for_checkpoint(out, process)
-    time.sleep(0.3)  # somewhere in the middle of what follows
+    assert process.poll() is None, "the run ended before it could be killed"
     process.send_signal(signal.SIGKILL)
     process.wait()
+    done = read_history(out) if (out / "history.jsonl").exists() else []
+    assert len(done) < 3, "killed too late to test a resume"
     rerun = _start(script, out, tmp_path / "killed.npz")
     stdout, stderr = rerun.communicate(timeout=300)
     assert rerun.returncode == 0, stderr[-3000:]
@@ -94,10 +96,12 @@ def test_sigterm_saves_where_it_stopped_and_a_rerun_resumes(build_spec, tmp_path
     out = tmp_path / "stopped"
     process = _start(script, out, tmp_path / "stopped.npz")
     _wait_for_checkpoint(out, process)
+    assert process.poll() is None, "the run ended before the signal"
     process.send_signal(sig)
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == code, stderr[-2000:]
     assert "Stopped by" in stdout and "run the same command again to resume" in stdout
+    assert "Epoch 3/3" not in stdout
     rerun = _start(script, out, tmp_path / "stopped.npz")
     stdout, stderr = rerun.communicate(timeout=300)
     assert rerun.returncode == 0, stderr[-3000:]
@@ -158,7 +162,7 @@ def test_tensorboard_events_hold_the_expected_tags_and_steps(build_spec, tmp_pat
     tags = set(train.Tags()["tensors"])
     assert {"step/loss", "step/lr", "step/gradient_norm", "step/examples_per_second",
             "epoch/loss", "epoch/sparse_categorical_accuracy", "epoch/lr"} <= tags
-    steps_per_epoch = 2048 // 16
+    steps_per_epoch = 4096 // 16
     assert [e.step for e in train.Tensors("step/loss")] == list(range(32, 2 * steps_per_epoch + 1, 32))
     assert [e.step for e in train.Tensors("epoch/loss")] == [1, 2]
     validation = EventAccumulator(str(tmp_path / "run" / "tensorboard" / "validation"), size_guidance={"tensors": 0})

@@ -57,7 +57,7 @@ def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[
             issues.extend(error.issues)
             continue
         sha = resolved_sha256(doc)
-        targets.append(Target(spec_path, out_dir / f"{spec_path.stem}.py", render(spec, spec_path=shown, sha256=sha), sha))
+        targets.append(Target(spec_path, out_dir / f"{spec_path.stem}.py", render(spec, spec_path=shown, sha256=sha, resolved=doc.data), sha))
     if issues:
         raise SpecError(issues)
     return targets

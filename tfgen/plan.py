@@ -186,6 +186,28 @@ class View:
     padded_batch: str | None
     validation_padded_batch: str | None
     bucketing: dict[str, Any] | None
+    deterministic: bool
+    tensorboard: bool
+    tensorboard_every: int
+    profile: dict[str, int] | None
+    every_steps: int | None
+    keep_best: dict[str, Any] | None
+    export: list[str]
+    resume: bool
+    resolved_spec: str
+
+    @property
+    def boundaries(self) -> list[str]:
+        """Chunk limits so that saves, summaries and the profile window fall on chunk ends."""
+        limits = []
+        if self.every_steps:
+            limits.append("CHECKPOINT_EVERY_STEPS - done % CHECKPOINT_EVERY_STEPS")
+        if self.tensorboard:
+            limits.append("LOG_EVERY_STEPS - done % LOG_EVERY_STEPS")
+        if self.profile:
+            for edge in ("PROFILE_START_STEP - 1", "PROFILE_START_STEP - 1 + PROFILE_STEPS"):
+                limits.append(f"{edge} - done if done < {edge} else chunk")
+        return limits
 
     def optimizer_with(self, learning_rate: str) -> str:
         """The optimizer constructor with `learning_rate` passed as the given expression."""
@@ -239,8 +261,8 @@ class View:
 
     def improved(self, value: str, reference: str, which: str) -> str:
         """Whether `value` beats `reference` by more than min_delta, as the Keras callbacks test."""
-        config = self.early_stopping if which == "early_stopping" else self.plateau
-        name = "EARLY_STOPPING_MIN_DELTA" if which == "early_stopping" else "PLATEAU_MIN_DELTA"
+        config = {"early_stopping": self.early_stopping, "plateau": self.plateau, "keep_best": self.keep_best}[which]
+        name = {"early_stopping": "EARLY_STOPPING_MIN_DELTA", "plateau": "PLATEAU_MIN_DELTA"}.get(which, "")
         delta = f" + {name}" if config["mode"] == "min" else f" - {name}"
         op = "<" if config["mode"] == "min" else ">"
         return f"{value}{delta if config['min_delta'] else ''} {op} {reference}"
@@ -323,7 +345,7 @@ def _docstring(spec: Spec, outputs: list[OutputView], train: SourceView) -> list
     return lines
 
 
-def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str) -> View:
+def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, resolved: dict | None = None) -> View:
     several = len(output_names(spec)) > 1
     metrics_by_output: dict[str, list[tuple[str, str]]] = {}
     for output, key, metric in metric_keys(spec):
@@ -408,10 +430,11 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str) -> 
         optimizer=keras_call(spec.optimizer, "optimizers"),
         train_keys=train_keys(spec),
         early_stopping=early,
-        checkpoint_every=spec.checkpoint.every_epochs,
+        checkpoint_every=spec.checkpoint.every_epochs or 1,
         checkpoint_keep=spec.checkpoint.keep,
         docstring=_docstring(spec, outputs, _source(train.source)),
-        imports_math=early is not None or spec.train.reduce_on_plateau is not None or spec.loss_weighting.type == "uncertainty",
+        imports_math=early is not None or spec.train.reduce_on_plateau is not None
+        or spec.loss_weighting.type == "uncertainty" or spec.checkpoint.keep_best is not None,
         total_loss=_total_loss(outputs, spec.loss_weighting.type),
         loss_weights=None
         if spec.loss_weighting.type == "static" and (all(o.weight == 1.0 for o in outputs) or len(outputs) == 1)
@@ -455,7 +478,30 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str) -> 
             train.padded_batch is not None or train.bucket_by_sequence_length is not None,
         ),
         bucketing=_bucketing(spec),
+        deterministic=spec.deterministic,
+        tensorboard=spec.logging.tensorboard,
+        tensorboard_every=spec.logging.every_steps,
+        profile=spec.logging.profile.model_dump() if spec.logging.profile else None,
+        every_steps=spec.checkpoint.every_steps,
+        keep_best=_keep_best(spec),
+        export=list(spec.checkpoint.export),
+        resume=spec.checkpoint.resume == "auto",
+        resolved_spec=literal(resolved if resolved is not None else spec.model_dump(mode="json")),
     )
+
+
+def _keep_best(spec: Spec) -> dict[str, Any] | None:
+    keep = spec.checkpoint.keep_best
+    if keep is None:
+        return None
+    mode = _mode(keep.monitor, keep.mode)
+    return {
+        "monitor": keep.monitor,
+        "mode": mode,
+        "min_delta": 0,
+        "initial": "math.inf" if mode == "min" else "-math.inf",
+        "conditional": keep.monitor.startswith("val_") and spec.train.validation_every > 1,
+    }
 
 
 def _clipping(spec: Spec) -> dict[str, Any] | None:

@@ -38,10 +38,10 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render(spec: Spec, *, spec_path: str, sha256: str) -> str:
+def render(spec: Spec, *, spec_path: str, sha256: str, resolved: dict | None = None) -> str:
     """The generated training script for `spec`, black-formatted."""
     # The path lands in a comment: escape anything (a newline, say) that could end it.
     shown = json.dumps(spec_path, ensure_ascii=False)[1:-1]
-    view = make_view(spec, spec_path=shown, spec_sha256=sha256, version=__version__)
+    view = make_view(spec, spec_path=shown, spec_sha256=sha256, version=__version__, resolved=resolved)
     source = environment().get_template("train.py.jinja").render(v=view)
     return black.format_str(source, mode=BLACK_MODE)

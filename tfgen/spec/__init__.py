@@ -9,7 +9,7 @@ from pydantic import Field, NonNegativeInt
 from .base import Identifier, KerasObject, StrictModel
 from .data import Data
 from .model import Model, TargetSpec
-from .training import Checkpoint, Debug, LossSpec, LossWeighting, Strategy, Train
+from .training import Checkpoint, Debug, Logging, LossSpec, LossWeighting, Strategy, Train
 
 
 class Spec(StrictModel):
@@ -19,6 +19,7 @@ class Spec(StrictModel):
     name: Identifier
     seed: NonNegativeInt = 0
     output_dir: str = Field("", description="default: runs/<name>")
+    deterministic: bool = Field(False, description="enable TensorFlow op determinism (bit-identical reruns)")
     precision: Literal["float32", "mixed_float16", "mixed_bfloat16"] = "float32"
     strategy: Strategy = Strategy()
     data: Data
@@ -30,6 +31,7 @@ class Spec(StrictModel):
     optimizer: KerasObject
     train: Train
     checkpoint: Checkpoint = Checkpoint()
+    logging: Logging = Logging()
     debug: Debug = Debug()
 
 

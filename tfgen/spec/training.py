@@ -105,9 +105,37 @@ class Strategy(StrictModel):
         return self
 
 
+class KeepBest(StrictModel):
+    monitor: str = "val_loss"
+    mode: Literal["auto", "min", "max"] = "auto"
+
+
 class Checkpoint(StrictModel):
-    every_epochs: PositiveInt = 1
+    """When to save, what to keep, whether to resume, and what to export at the end."""
+
+    every_epochs: PositiveInt | None = Field(None, description="save every N epochs (the default: 1)")
+    every_steps: PositiveInt | None = Field(None, description="save every N steps, mid-epoch included")
     keep: PositiveInt = 3
+    keep_best: KeepBest | None = Field(None, description="also keep the best epoch's weights in checkpoints/best/")
+    resume: Literal["auto", "never"] = "auto"
+    export: list[Literal["keras", "saved_model"]] = Field(["keras"], description="formats of the final model")
+
+    @model_validator(mode="after")
+    def _one_cadence(self) -> "Checkpoint":
+        if self.every_epochs is not None and self.every_steps is not None:
+            raise ValueError("give `every_epochs` or `every_steps`, not both")
+        return self
+
+
+class Profile(StrictModel):
+    start_step: PositiveInt
+    steps: PositiveInt
+
+
+class Logging(StrictModel):
+    tensorboard: bool = Field(False, description="write TensorBoard events under <output_dir>/tensorboard/")
+    every_steps: PositiveInt = Field(100, description="TensorBoard step summaries every N steps")
+    profile: Profile | None = Field(None, description="capture a tf.profiler trace of this window of steps")
 
 
 class LossWeighting(StrictModel):
