@@ -92,11 +92,17 @@ def test_pre_commit_hook_runs_tfgen_check():
 
 
 def _changed_lines(tmp_path, before: dict, after: dict) -> list[str]:
+    """Changed lines of the code, apart from the header hash and the SPEC record at the bottom."""
     texts = []
     for stem, data in (("before", before), ("after", after)):
         _write(tmp_path / "spec.yaml", data)
-        texts.append(plan_targets([tmp_path / "spec.yaml"], tmp_path)[0].text)
-    diff = difflib.unified_diff(texts[0].splitlines(), texts[1].splitlines(), lineterm="", n=0)
+        text = plan_targets([tmp_path / "spec.yaml"], tmp_path)[0].text
+        code, record = text.split("\nSPEC = ", 1)
+        texts.append((code, record))
+    spec_diff = [line for line in difflib.unified_diff(texts[0][1].splitlines(), texts[1][1].splitlines(), lineterm="", n=0)
+                 if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    assert 1 <= len(spec_diff) <= 4, spec_diff  # the record of the spec changes where the field is
+    diff = difflib.unified_diff(texts[0][0].splitlines(), texts[1][0].splitlines(), lineterm="", n=0)
     return [line for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---", "-# Spec sha256", "+# Spec sha256"))]
 
 
@@ -118,6 +124,10 @@ def test_one_field_changes_only_the_lines_it_drives(tmp_path):
     assert 'metrics["sparse_top_k_categorical_accuracy"].update_state(' in joined
     longer = base_spec(train={"epochs": 7})
     assert _changed_lines(tmp_path, spec, longer) == ["-EPOCHS = 2", "+EPOCHS = 7"]
+    clipped = base_spec(train={"epochs": 2, "gradient_clipping": {"global_norm": 1.0}})
+    added = _changed_lines(tmp_path, spec, clipped)
+    assert all(line.startswith("+") for line in added)
+    assert added == ["+CLIP_GLOBAL_NORM = 1.0", "+        gradients, _ = tf.clip_by_global_norm(gradients, CLIP_GLOBAL_NORM)"]
 
 
 # --- no injection ----------------------------------------------------------------------------
