@@ -1,6 +1,6 @@
 """Benchmark tfgen's generated loops against model.fit, the naive loop and the hardware limit.
 
-    python benchmarks/run.py            # the full run (about 30 minutes on 2 cores)
+    python benchmarks/run.py            # the full run (about 25 minutes on 2 cores)
     python benchmarks/run.py --quick    # the MLP and the float32 CNN, smaller, within 5 minutes
     python benchmarks/run.py --smoke    # tiny sizes, for the test suite
 
@@ -34,13 +34,13 @@ SYSTEMS = ["fit_default", "fit_tuned", "naive", "tfgen", "limit"]
 # case: spec, examples, batch size, precision, epochs (full run)
 CASES = {
     "mlp": {"spec": "specs/mnist.yaml", "examples": 60000, "batch": 32, "precision": "float32", "epochs": 10},
-    "cnn": {"spec": "specs/cifar.yaml", "examples": 3840, "batch": 128, "precision": "float32", "epochs": 6},
-    "cnn_mixed": {"spec": "specs/cifar.yaml", "examples": 3840, "batch": 128, "precision": "mixed_float16", "epochs": 6},
-    "multitask": {"spec": "specs/multitask.yaml", "examples": 2048, "batch": 32, "precision": "float32", "epochs": 6},
+    "cnn": {"spec": "specs/cifar.yaml", "examples": 1920, "batch": 128, "precision": "float32", "epochs": 4},
+    "cnn_mixed": {"spec": "specs/cifar.yaml", "examples": 1920, "batch": 128, "precision": "mixed_float16", "epochs": 4},
+    "multitask": {"spec": "specs/multitask.yaml", "examples": 2048, "batch": 32, "precision": "float32", "epochs": 5},
 }
 MODES = {
-    "full": {"cases": list(CASES), "rounds": 3, "scale": 1.0, "epochs": None},
-    "quick": {"cases": ["mlp", "cnn"], "rounds": 2, "scale": 0.25, "epochs": 4},
+    "full": {"cases": list(CASES), "rounds": 2, "scale": 1.0, "epochs": None},
+    "quick": {"cases": ["mlp", "cnn"], "rounds": 2, "scale": 0.5, "epochs": 4},
     "smoke": {"cases": ["mlp"], "rounds": 1, "scale": 0.005, "epochs": 3},
 }
 TUNED_STEPS_PER_EXECUTION = 100  # what the generated loop's `auto` picks for these epoch lengths

@@ -307,9 +307,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
         # The checkpoint holds everything the rest of the run depends on, not just the weights.
         epoch_counter = tf.Variable(0, dtype=tf.int64, name="epoch")
         step_in_epoch = tf.Variable(0, dtype=tf.int64, name="step_in_epoch")
-        steps_run = tf.Variable(0, dtype=tf.int64, name="steps_run")
-        nonfinite_step = tf.Variable(-1, dtype=tf.int64, trainable=False, name="nonfinite_step")
-        nonfinite_losses = tf.Variable(tf.zeros([2]), trainable=False, name="nonfinite_losses")
+        only_first = tf.VariableAggregation.ONLY_FIRST_REPLICA  # the same value on every replica
+        steps_run = tf.Variable(0, dtype=tf.int64, name="steps_run", aggregation=only_first)
+        nonfinite_step = tf.Variable(
+            -1, dtype=tf.int64, trainable=False, name="nonfinite_step", aggregation=only_first
+        )
+        nonfinite_losses = tf.Variable(
+            tf.zeros([2]), trainable=False, name="nonfinite_losses", aggregation=only_first
+        )
         best = tf.Variable(math.inf, dtype=tf.float64, name="early_stopping_best")
         wait = tf.Variable(0, dtype=tf.int64, name="early_stopping_wait")
         stopped = tf.Variable(False, name="early_stopping_stopped")
@@ -390,46 +395,23 @@ def main(argv: list[str] | None = None) -> list[dict]:
         """One update from this replica's part of the global batch."""
         loss, task_losses, gradients = forward_backward(features, targets)
         learning_rate_used.assign(tf.cast(optimizer.learning_rate, tf.float32))
-        apply_unless_nonfinite(gradients, loss, task_losses)
+        optimizer.apply_gradients(zip(gradients, trainable_variables))
+        record_nonfinite(loss, task_losses)
 
-    def apply_unless_nonfinite(gradients, loss, task_losses):
-        """Apply the update unless the loss is non-finite on some replica; then skip it everywhere and remember where.
+    def record_nonfinite(loss, task_losses):
+        """Remember the first step whose loss is non-finite on some replica: the loop stops there.
 
-        The decision is taken in cross-replica context: a cond around apply_gradients (which
-        all-reduces) is not allowed inside a replica.
+        Cheaper than skipping (no cond around the update): the run stops at the end of the running
+        steps, and nothing after the last checkpoint is saved.
         """
         context = tf.distribute.get_replica_context()
-        bad = tf.logical_not(
-            tf.reduce_all(
-                [tf.math.is_finite(loss)] + [tf.reduce_all(tf.math.is_finite(g)) for g in gradients]
-            )
-        )
-        bad_replicas = context.all_reduce("sum", tf.cast(bad, tf.float32))
         losses = context.all_reduce(
             "sum", tf.stack([loss] + [tf.reduce_mean(v) / replicas for v in task_losses.values()])
         )
-
-        def cross_replica(strategy, gradients, bad_replicas, losses):
-            skip = strategy.experimental_local_results(bad_replicas)[0] > 0
-            first_bad = tf.logical_and(skip, nonfinite_step < 0)
-            nonfinite_step.assign(tf.where(first_bad, steps_run, nonfinite_step))
-            nonfinite_losses.assign(
-                tf.where(
-                    first_bad, strategy.experimental_local_results(losses)[0], nonfinite_losses
-                )
-            )
-            steps_run.assign_add(1)
-
-            def apply():
-                strategy.extended.call_for_each_replica(
-                    lambda g: optimizer.apply_gradients(zip(g, trainable_variables)),
-                    args=(gradients,),
-                )
-                return tf.constant(True)
-
-            tf.cond(skip, lambda: tf.constant(False), apply)
-
-        context.merge_call(cross_replica, args=(gradients, bad_replicas, losses))
+        first_bad = tf.logical_and(tf.logical_not(tf.math.is_finite(losses[0])), nonfinite_step < 0)
+        nonfinite_step.assign(tf.where(first_bad, steps_run, nonfinite_step))
+        nonfinite_losses.assign(tf.where(first_bad, losses, nonfinite_losses))
+        steps_run.assign_add(1)
 
     def train_step_on_slice(order, step):
         """Gather this replica's rows of update `step` from the in-memory arrays, then train."""
@@ -522,7 +504,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                     raise FloatingPointError(
                         f"the loss became non-finite at step {int(nonfinite_step.numpy()) + 1} (epoch {epoch}): "
                         + ", ".join(f"{name} = {value}" for name, value in values.items())
-                        + f"; the update was not applied and the last good checkpoint is {manager.latest_checkpoint}"
+                        + f"; nothing after the last good checkpoint ({manager.latest_checkpoint}) was saved"
                     )
                 if stop_requests:
                     step_in_epoch.assign(step)

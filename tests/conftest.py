@@ -80,3 +80,17 @@ def read_history(output_dir: Path) -> list[dict]:
     import json
 
     return [json.loads(line) for line in (output_dir / "history.jsonl").read_text().splitlines()]
+
+
+def pytest_collection_modifyitems(config, items):
+    """`gpu` tests skip, saying so, where no GPU is visible (this project's machines have none)."""
+    gpu_items = [item for item in items if "gpu" in item.keywords]
+    if not gpu_items:
+        return
+    probe = subprocess.run(
+        [sys.executable, "-c", "import tensorflow as tf; print(len(tf.config.list_physical_devices('GPU')))"],
+        capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
+    if probe.stdout.strip() in ("", "0"):
+        for item in gpu_items:
+            item.add_marker(pytest.mark.skip(reason="no GPU visible"))

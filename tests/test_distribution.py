@@ -167,3 +167,11 @@ def test_cifar_spec_runs_mirrored_in_mixed_precision_on_synthetic_data(tmp_path)
     assert all(np.isfinite(row["loss"]) and row["loss_scale"] > 0 for row in history)
     # Warmup: the rate rises during the first steps.
     assert 0 < history[0]["lr"] < history[1]["lr"] < 0.1
+
+
+@pytest.mark.gpu
+def test_cifar_on_a_gpu_compiles_the_step_and_trains_in_float16(tmp_path):
+    """On a GPU, `jit_compile: auto` compiles the convolutional step and float16 runs fast."""
+    _, _, history, out = _harness(ROOT / "generated" / "cifar.py", tmp_path, "gpu", "--synthetic", "--epochs", "2")
+    assert history[-1]["loss"] < history[0]["loss"]
+    assert all(row["loss_scale"] > 0 for row in history)

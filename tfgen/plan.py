@@ -162,7 +162,7 @@ class View:
     needs_per_example_mean: bool
     precision: str
     strategy: dict[str, Any]
-    jit: bool
+    jit: bool | str
     steps_per_execution: int | None
     in_memory: str  # "true", "false" or "auto" (decided at run time by the size budget)
     shard_policy: str | None
@@ -534,10 +534,35 @@ def _bucketing(spec: Spec) -> dict[str, Any] | None:
 JIT_STRATEGIES = ("default", "one_device")
 
 
-def resolve_jit(spec: Spec) -> bool:
-    if spec.train.jit_compile == "auto":
-        return spec.strategy.type in JIT_STRATEGIES and not spec.debug.check_numerics
-    return spec.train.jit_compile
+def resolve_jit(spec: Spec) -> bool | str:
+    """True, False, or "gpu": compile where a GPU is visible (decided when the script runs).
+
+    Measured here (docs/benchmarks.md): XLA makes the MLP step ~1.5x faster on CPU but the CNN step
+    ~30% slower, oneDNN's convolutions beating XLA's; so `auto` compiles convolutional models (and
+    models from a builder, whose layers are unknown) only where a GPU is visible.
+    """
+    if spec.train.jit_compile != "auto":
+        return spec.train.jit_compile
+    if spec.strategy.type not in JIT_STRATEGIES or spec.debug.check_numerics:
+        return False
+    train = spec.data.train
+    if train.bucket_by_sequence_length or (train.padded_batch and not train.padded_batch.padded_shapes):
+        return False  # batch shapes vary: XLA would compile the step again for each one
+    if spec.model.builder is not None or any("Conv" in name for name in _layer_types(spec)):
+        return "gpu"
+    return True
+
+
+def _layer_types(spec: Spec) -> list[str]:
+    def walk(items):
+        for item in items:
+            if isinstance(item, Residual):
+                yield from walk(item.residual)
+            else:
+                yield item.type
+
+    heads = [layer for layers in spec.model.outputs.values() for layer in layers]
+    return list(walk(list(spec.model.layers) + heads))
 
 
 def in_memory_blocker(spec: Spec) -> str | None:
