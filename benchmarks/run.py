@@ -363,6 +363,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results" / "latest.json")
     parser.add_argument("--docs", type=Path, default=ROOT / "docs")
+    parser.add_argument("--cases", nargs="+", choices=list(CASES), help="run only these cases")
+    parser.add_argument("--merge", action="store_true", help="replace these cases in the existing results")
+    parser.add_argument("--rounds", type=int, help="rounds (default: 2 full, 2 quick, 1 smoke)")
     parser.add_argument("--worker", nargs=2, metavar=("CASE", "SYSTEM"))
     parser.add_argument("--examples", type=int)
     parser.add_argument("--epochs", type=int)
@@ -374,8 +377,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = MODES[mode]
     started = time.perf_counter()
     runs: dict[tuple[str, str], list[dict]] = {}
-    for round_index in range(settings["rounds"]):
-        for case in settings["cases"]:
+    for round_index in range(args.rounds or settings["rounds"]):
+        for case in args.cases or settings["cases"]:
             examples = max(CASES[case]["batch"] * 8, int(CASES[case]["examples"] * settings["scale"]))
             epochs = settings["epochs"] or CASES[case]["epochs"]
             for system in SYSTEMS:
@@ -389,11 +392,19 @@ def main(argv: list[str] | None = None) -> int:
             merged[key] = statistics.median(item[key] for item in items)
         merged["rounds"] = len(items)
         results.append(merged)
+    if args.merge and args.results.exists():
+        fresh = {r["case"] for r in results}
+        kept = [r for r in json.loads(args.results.read_text()) if r["case"] not in fresh]
+        results = sorted(kept + results, key=lambda r: (list(CASES).index(r["case"]), SYSTEMS.index(r["system"])))
     args.results.parent.mkdir(parents=True, exist_ok=True)
     args.results.write_text(json.dumps(results, indent=1) + "\n")
     verdicts = evaluate(results)
     builds = build_speed()
     command = "python benchmarks/run.py" + (" --quick" if args.quick else " --smoke" if args.smoke else "")
+    if args.cases:
+        command += " --cases " + " ".join(args.cases) + (" --merge" if args.merge else "")
+    if args.rounds:
+        command += f" --rounds {args.rounds}"
     args.docs.mkdir(parents=True, exist_ok=True)
     write_report(results, verdicts, builds, mode, time.perf_counter() - started, command, args.docs)
     for description, case, value, met in verdicts:

@@ -128,3 +128,14 @@ def load_file(path: Path, display: str) -> Located:
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError([SpecIssue(display, 1, 1, "", f"cannot read the spec: {exc}")]) from None
     return load_text(text, display)
+
+
+def walk(node: Any, loc: Loc = ()):
+    """Every (location, value) of plain YAML data, parents before children."""
+    yield loc, node
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from walk(value, loc + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from walk(value, loc + (i,))

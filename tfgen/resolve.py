@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from .errors import SpecError, SpecIssue
-from .loader import Loc, Located, load_file
+from .loader import Loc, Located, load_file, walk
 
 
 def resolve(path: Path, display: str, overrides: list[str] | tuple[str, ...] = ()) -> Located:
@@ -72,7 +72,7 @@ def _merged(base: Any, over: Any) -> Any:
 def _merge(parent: Located, child: Located) -> Located:
     data = _merged(parent.data, child.data)
     values, keys = {}, {}
-    for loc, _ in _walk(data):
+    for loc, _ in walk(data):
         source = child if _owned_by(child.data, loc) else parent
         if loc in source.values:
             values[loc] = source.values[loc]
@@ -92,16 +92,6 @@ def _owned_by(data: Any, loc: Loc) -> bool:
         else:
             return False
     return True
-
-
-def _walk(node: Any, loc: Loc = ()):
-    yield loc, node
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _walk(value, loc + (key,))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _walk(value, loc + (i,))
 
 
 def _apply_override(doc: Located, override: str) -> Located:
@@ -130,7 +120,7 @@ def _apply_override(doc: Located, override: str) -> Located:
     values = {k: v for k, v in doc.values.items() if k[: len(loc)] != loc}
     keys = {k: v for k, v in doc.keys.items() if k[: len(loc)] != loc}
     position = (label, 1, len(path_text) + 2)
-    for inner, _ in _walk(value, loc):
+    for inner, _ in walk(value, loc):
         values[inner] = position
         keys[inner] = position
     return Located(data, doc.path, values, keys)

@@ -10,7 +10,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from . import catalog
 from .errors import SpecError, SpecIssue
-from .loader import Loc, Located, dotted
+from .loader import Loc, Located, dotted, walk
 from .spec import Spec
 from .spec.base import KerasObject
 
@@ -177,18 +177,8 @@ def _matches(pattern: tuple, loc: Loc) -> bool:
     return len(pattern) == len(loc) and all(p == "*" or p == part for p, part in zip(pattern, loc))
 
 
-def _walk(node: Any, loc: Loc = ()):
-    yield loc, node
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _walk(value, loc + (key,))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _walk(value, loc + (i,))
-
-
 def _keras_issues(doc: Located):
-    for loc, node in _walk(doc.data):
+    for loc, node in walk(doc.data):
         for pattern, kind in KERAS_PLACES:
             if _matches(pattern, loc):
                 yield from _check_layer_item(doc, node, kind, loc)
