@@ -1,7 +1,7 @@
 """Benchmark tfgen's generated loops against model.fit, the naive loop and the hardware limit.
 
     python benchmarks/run.py            # the full run (about 25 minutes on 2 cores)
-    python benchmarks/run.py --quick    # the MLP and the float32 CNN, smaller, within 5 minutes
+    python benchmarks/run.py --quick    # the MLP and the float32 CNN, smaller, one round: about 3 minutes
     python benchmarks/run.py --smoke    # tiny sizes, for the test suite
 
 Every (case, system) runs in its own subprocess (clean memory numbers, no shared TF state); the
@@ -40,7 +40,7 @@ CASES = {
 }
 MODES = {
     "full": {"cases": list(CASES), "rounds": 2, "scale": 1.0, "epochs": None},
-    "quick": {"cases": ["mlp", "cnn"], "rounds": 2, "scale": 0.5, "epochs": 4},
+    "quick": {"cases": ["mlp", "cnn"], "rounds": 1, "scale": 0.25, "epochs": 4},
     "smoke": {"cases": ["mlp"], "rounds": 1, "scale": 0.005, "epochs": 3},
 }
 TUNED_STEPS_PER_EXECUTION = 100  # what the generated loop's `auto` picks for these epoch lengths
@@ -365,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--docs", type=Path, default=ROOT / "docs")
     parser.add_argument("--cases", nargs="+", choices=list(CASES), help="run only these cases")
     parser.add_argument("--merge", action="store_true", help="replace these cases in the existing results")
-    parser.add_argument("--rounds", type=int, help="rounds (default: 2 full, 2 quick, 1 smoke)")
+    parser.add_argument("--rounds", type=int, help="rounds (default: 2 full, 1 quick, 1 smoke)")
     parser.add_argument("--worker", nargs=2, metavar=("CASE", "SYSTEM"))
     parser.add_argument("--examples", type=int)
     parser.add_argument("--epochs", type=int)
