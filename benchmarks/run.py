@@ -107,7 +107,6 @@ def run_worker(case_name: str, system: str, examples: int, epochs: int) -> dict:
     module = build_module(spec, folder)
 
     import keras
-    import numpy as np
     import tensorflow as tf
 
     epoch_seconds: list[float] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import ROOT, load_module, run_tfgen
+from conftest import load_module, run_tfgen
 from test_train_e2e import _write_mnist_npz
 
 pytestmark = pytest.mark.slow

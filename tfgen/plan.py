@@ -98,10 +98,6 @@ class SourceView:
     dataset: str = ""
     split: str = ""
 
-    @property
-    def in_memory(self) -> bool:
-        return self.type in IN_MEMORY_SOURCES
-
 
 @dataclass
 class OutputView:
@@ -393,6 +389,8 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, res
         synthetic_validation = validation.source.examples
     else:
         synthetic_validation = 4 * validation_batch
+    shard_policy, shard_reason = _shard_policy(spec)
+    optimizer_class, optimizer_args, learning_rate = _optimizer_parts(spec)
     return View(
         spec_path=spec_path,
         spec_sha256=spec_sha256,
@@ -450,8 +448,8 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, res
         jit=resolve_jit(spec),
         steps_per_execution=None if spec.train.steps_per_execution == "auto" else spec.train.steps_per_execution,
         in_memory=resolve_in_memory(spec),
-        shard_policy=_shard_policy(spec)[0],
-        shard_policy_reason=_shard_policy(spec)[1],
+        shard_policy=shard_policy,
+        shard_policy_reason=shard_reason,
         loss_weighting=spec.loss_weighting.type,
         ema_decay=spec.loss_weighting.decay,
         total_loss_doc={
@@ -463,9 +461,9 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, res
         accumulation=spec.train.gradient_accumulation_steps,
         warmup=spec.train.warmup.model_dump() if spec.train.warmup else None,
         plateau=_plateau(spec),
-        learning_rate=_optimizer_parts(spec)[2],
-        optimizer_args=_optimizer_parts(spec)[1],
-        optimizer_class=_optimizer_parts(spec)[0],
+        learning_rate=learning_rate,
+        optimizer_args=optimizer_args,
+        optimizer_class=optimizer_class,
         validation_every=spec.train.validation_every,
         validation_steps=spec.train.validation_steps,
         allow_unused=spec.train.allow_unused_variables,

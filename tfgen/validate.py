@@ -12,7 +12,6 @@ from . import catalog
 from .errors import SpecError, SpecIssue
 from .loader import Loc, Located, dotted, walk
 from .spec import Spec
-from .spec.base import KerasObject
 
 KERAS_PLACES = (
     # (path pattern, kind); "*" matches any key or index.
@@ -38,22 +37,18 @@ def validate(doc: Located) -> Spec:
     from .crosscheck import cross_check
 
     keras_issues = list(_keras_issues(doc))
+    broken = {issue.field.split(".")[0] for issue in keras_issues}  # sections with bad Keras names
     try:
         spec = Spec.model_validate(doc.data)
     except ValidationError as exc:
         issues = keras_issues + [_pydantic_issue(doc, error) for error in exc.errors()]
-        partial, valid = _valid_sections(doc.data, {issue_section(i, doc) for i in keras_issues})
+        partial, valid = _valid_sections(doc.data, broken)
         issues.extend(cross_check(partial, doc, valid))
         raise SpecError(issues) from None
-    broken = {issue_section(i, doc) for i in keras_issues}
     issues = keras_issues + list(cross_check(spec, doc, set(Spec.model_fields) - broken))
     if issues:
         raise SpecError(issues)
     return spec
-
-
-def issue_section(issue: SpecIssue, doc: Located) -> str:
-    return issue.field.split(".")[0]
 
 
 def _valid_sections(data: dict, broken: set[str]) -> tuple[Spec, set[str]]:
