@@ -6,160 +6,143 @@ Data: 512 random examples.
 Model: 2 shared layers; outputs `label` (SparseCategoricalCrossentropy), `mask` (BinaryCrossentropy).
 Optimizer: Adam.
 
-Run `python multitask.py --help` for options. Writes history.jsonl, checkpoints/ and
-model.keras under the output directory; a rerun resumes from the latest checkpoint.
+Run `python multitask.py --help` for options. Writes history.jsonl, run.json, checkpoints/
+and the final model under the output directory; a rerun resumes from the latest checkpoint.
+The shared support code is in tfgen_runtime.py, beside this file.
 """
 
-import argparse
-import json
-import math
-import signal
 import sys
 import time
 from pathlib import Path
 
 import keras
-import numpy as np
 import tensorflow as tf
-import yaml
+
+# The support module sits beside this script: importable from any working directory.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tfgen_runtime as rt
 
 SEED = 7
 OUTPUT_DIR = "runs/multitask"
 EPOCHS = 3
 GLOBAL_BATCH_SIZE = 32
 VALIDATION_BATCH_SIZE = 32
+EXAMPLES_PER_UPDATE = GLOBAL_BATCH_SIZE
+STEPS_PER_EXECUTION = 100  # steps per tf.function call (at most an epoch)
 # Per-example shape and dtype of each model input and target.
 INPUTS = {
-    "image": ((32, 32, 3), "float32"),
+    "image": rt.Field((32, 32, 3), "float32"),
 }
 TARGETS = {
-    "label": ((), "int32"),
-    "mask": ((32, 32, 1), "float32"),
+    "label": rt.Field((), "int32", classes=10),
+    "mask": rt.Field((32, 32, 1), "float32", classes=2),
 }
 SYNTHETIC_TRAIN_EXAMPLES = 512
 SYNTHETIC_VALIDATION_EXAMPLES = 128
 LOSS_WEIGHTS = {"label": 1.0, "mask": 0.5}
-EXAMPLES_PER_UPDATE = GLOBAL_BATCH_SIZE
-CLIP_GLOBAL_NORM = 1.0
-IN_MEMORY_BUDGET_BYTES = 2**30  # larger training arrays stream through tf.data instead
+CLIP_LIMIT = 1.0  # global_norm
 CHECKPOINT_EVERY_EPOCHS = 1
 CHECKPOINTS_TO_KEEP = 3
 
 
-def make_strategy() -> tf.distribute.Strategy:
-    """The default strategy: one device, and the same distributed code path as many."""
+def make_strategy():
+    """The default strategy: one device, through the same distributed code path as many."""
     return tf.distribute.get_strategy()
 
 
-def checked_arrays(arrays, specs, what):
-    """Name, cast and shape-check a source's arrays against the spec's inputs or targets."""
-    if not isinstance(arrays, dict):
-        if len(specs) > 1:
-            raise ValueError(
-                f"the source gave one array for the {what}s {sorted(specs)}; return a dict"
-            )
-        arrays = {next(iter(specs)): arrays}
-    checked = {}
-    for name, (shape, dtype) in specs.items():
-        if name not in arrays:
-            raise ValueError(f"the source has no {what} `{name}` (it has {sorted(arrays)})")
-        array = np.asarray(arrays[name])
-        if shape == () and array.shape[1:] == (1,):
-            array = array.reshape(-1)  # labels stored as a column, as keras.datasets.cifar10 does
-        if len(array.shape) != len(shape) + 1 or any(
-            d not in (None, a) for d, a in zip(shape, array.shape[1:])
-        ):
-            raise ValueError(
-                f"{what} `{name}` has examples of shape {array.shape[1:]}, the spec declares {shape}"
-            )
-        checked[name] = array.astype(dtype, copy=False)
-    return checked
+def load_data(synthetic=False):
+    """Return `(train, validation)` examples: `({input: array}, {target: array})` or datasets.
 
-
-def synthetic_arrays(n, seed):
-    """`n` random examples of the declared shapes, for runs without data files."""
-    rng = np.random.default_rng(seed)
-    features = {
-        "image": rng.random(size=(n, 32, 32, 3)).astype("float32"),
-    }
-    targets = {
-        "label": rng.integers(0, 10, size=(n,)).astype("int32"),
-        "mask": rng.integers(0, 2, size=(n, 32, 32, 1)).astype("float32"),
-    }
-    return features, targets
-
-
-def load_data(synthetic: bool = False):
-    """Return `(train, validation)` examples: `({input: array}, {target: array})` or tf.data.Datasets.
-
-    With `synthetic=True` the data is random, of the declared shapes, and no file is read.
+    With `synthetic=True` the examples are random, of the declared shapes: no file is read.
     """
     if synthetic:
-        train = synthetic_arrays(SYNTHETIC_TRAIN_EXAMPLES, seed=SEED)
-        validation = synthetic_arrays(SYNTHETIC_VALIDATION_EXAMPLES, seed=SEED + 1)
+        train = rt.synthetic_arrays(SYNTHETIC_TRAIN_EXAMPLES, INPUTS, TARGETS, SEED)
+        validation = rt.synthetic_arrays(
+            SYNTHETIC_VALIDATION_EXAMPLES, INPUTS, TARGETS, SEED + 1
+        )
     else:
-        train = synthetic_arrays(512, seed=SEED)
-        validation = synthetic_arrays(128, seed=SEED + 1)
+        train = rt.synthetic_arrays(512, INPUTS, TARGETS, SEED)
+        validation = rt.synthetic_arrays(128, INPUTS, TARGETS, SEED + 1)
     return train, validation
 
 
-def train_pipeline(train, epoch: int = 1) -> tf.data.Dataset:
+def train_pipeline(train, epoch=1):
     """Batched, prefetched training batches of `(features, targets)` dicts for one epoch."""
-    dataset = tf.data.Dataset.from_tensor_slices(train)
+    dataset = rt.as_dataset(train)
     dataset = dataset.batch(
         EXAMPLES_PER_UPDATE, drop_remainder=True, num_parallel_calls=tf.data.AUTOTUNE
     )
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
-def validation_pipeline(validation) -> tf.data.Dataset:
-    """Batched validation batches (the last one may be partial: metrics average per example)."""
-    dataset = tf.data.Dataset.from_tensor_slices(validation)
+def validation_pipeline(validation):
+    """Validation batches (the last may be partial: the metrics average per example)."""
+    dataset = rt.as_dataset(validation)
     dataset = dataset.batch(VALIDATION_BATCH_SIZE, num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
-def array_bytes(data) -> int:
-    """Bytes held by `(features, targets)` arrays."""
-    return sum(array.nbytes for arrays in data for array in arrays.values())
-
-
-def build_datasets(synthetic: bool = False):
+def build_datasets(synthetic=False):
     """Return `(train_ds, validation_ds)`: the tf.data pipelines of `load_data(synthetic)`."""
     train, validation = load_data(synthetic)
     return train_pipeline(train), validation_pipeline(validation)
 
 
-def build_model() -> keras.Model:
+def build_model():
     """The network: shared layers, then one head per output; outputs are keyed by name."""
-    inputs = {
-        name: keras.Input(shape=shape, dtype=dtype, name=name)
-        for name, (shape, dtype) in INPUTS.items()
-    }
+    inputs = rt.model_inputs(INPUTS)
     x = inputs["image"]
-    x = keras.layers.Conv2D(filters=16, kernel_size=3, padding="same", activation="relu")(x)
-    x = keras.layers.Conv2D(filters=16, kernel_size=3, padding="same", activation="relu")(x)
+    x = keras.layers.Conv2D(
+        filters=16, kernel_size=3, padding="same", activation="relu"
+    )(x)
+    x = keras.layers.Conv2D(
+        filters=16, kernel_size=3, padding="same", activation="relu"
+    )(x)
     outputs = {}
     h = x
     h = keras.layers.GlobalAveragePooling2D()(h)
     h = keras.layers.Dense(units=10)(h)
     outputs["label"] = h
-    h = x
-    h = keras.layers.Conv2D(filters=1, kernel_size=1)(h)
-    outputs["mask"] = h
+    outputs["mask"] = keras.layers.Conv2D(filters=1, kernel_size=1)(x)
     return keras.Model(inputs=inputs, outputs=outputs, name="multitask")
 
 
-def build_optimizer() -> keras.optimizers.Optimizer:
-    return keras.optimizers.Adam(
+def build_optimizer():
+    optimizer = keras.optimizers.Adam(
         learning_rate=keras.optimizers.schedules.CosineDecayRestarts(
             initial_learning_rate=0.001, first_decay_steps=100
         )
     )
+    return optimizer
 
 
-def build_metrics() -> dict:
-    """Fresh metric objects keyed by their history name (one set each for training and validation)."""
+# Per-example losses (reduction=None), averaged over the global batch in the train step:
+# the same code is right on one device and across replicas.
+LOSSES = {
+    "label": keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True, reduction=None
+    ),
+    "mask": keras.losses.BinaryCrossentropy(from_logits=True, reduction=None),
+}
+
+
+def per_example_losses(targets, predictions):
+    """Each output's loss per example, keyed by output name."""
+    losses = {
+        name: loss(targets[name], predictions[name]) for name, loss in LOSSES.items()
+    }
+    # Keras losses reduce only the last axis: average the others per example.
+    losses["mask"] = mean_per_example(losses["mask"])
+    return losses
+
+
+def mean_per_example(values):
+    """Average a loss over all axes but the batch axis, as Keras's default reduction does."""
+    return tf.reduce_mean(tf.reshape(values, [tf.shape(values)[0], -1]), axis=1)
+
+
+def build_metrics():
+    """Fresh metrics keyed by history name (one set for training, one for validation)."""
     return {
         "loss": keras.metrics.Mean(name="loss"),
         "label_loss": keras.metrics.Mean(name="label_loss"),
@@ -169,445 +152,194 @@ def build_metrics() -> dict:
     }
 
 
-def per_example_mean(values):
-    """Average a loss over all axes but the batch axis, as Keras's default reduction does."""
-    return tf.reduce_mean(tf.reshape(values, [tf.shape(values)[0], -1]), axis=1)
-
-
-def read_history(path, last_epoch):
-    """The history rows up to `last_epoch` (the restored checkpoint); later rows are redone."""
-    if not path.exists():
-        return []
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [row for row in rows if row["epoch"] <= last_epoch]
-
-
-def write_history(path, rows):
-    """Rewrite history.jsonl atomically, so a kill never leaves a torn line."""
-    partial = path.with_suffix(".jsonl.partial")
-    partial.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    partial.replace(path)
-
-
-def restore_newest_readable(checkpoint, directory):
-    """Restore the newest checkpoint that reads back whole; warn about any that does not."""
-    state = tf.train.get_checkpoint_state(str(directory))
-    for path in reversed(state.all_model_checkpoint_paths if state else []):
-        try:
-            checkpoint.restore(path).assert_existing_objects_matched()
-            return path
-        except (
-            Exception
-        ) as error:  # a torn or corrupt file fails in many ways: try the previous one
-            print(
-                f"warning: checkpoint {path} is unreadable ({type(error).__name__}); trying the one before",
-                file=sys.stderr,
-            )
-    return None
-
-
-def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--epochs", type=int, default=EPOCHS, help=f"total epochs (default {EPOCHS})"
+def update_metrics(metrics, targets, predictions, loss, task_losses):
+    """Means over examples: exact for a partial last batch, and reduced across replicas."""
+    metrics["loss"].update_state(loss)
+    for name, value in task_losses.items():
+        metrics[f"{name}_loss"].update_state(value)
+    metrics["label_sparse_categorical_accuracy"].update_state(
+        targets["label"], predictions["label"]
     )
-    parser.add_argument(
-        "--steps-per-epoch", type=int, default=None, help="cap on training steps per epoch"
-    )
-    parser.add_argument(
-        "--synthetic", action="store_true", help="train on random data of the declared shapes"
-    )
-    parser.add_argument(
-        "--output-dir", default=OUTPUT_DIR, help=f"where outputs go (default {OUTPUT_DIR})"
-    )
-    parser.add_argument(
-        "--fresh", action="store_true", help="ignore existing checkpoints and start over"
-    )
-    return parser.parse_args(argv)
+    metrics["mask_binary_accuracy"].update_state(targets["mask"], predictions["mask"])
 
 
-def main(argv: list[str] | None = None) -> list[dict]:
-    """Train (or resume) and save the model; return the history rows, one dict per epoch."""
-    args = parse_args(argv)
-    strategy = make_strategy()
-    keras.utils.set_random_seed(SEED)
-    output_dir = Path(args.output_dir)
-    write_dir = output_dir
-    write_dir.mkdir(parents=True, exist_ok=True)
-    (write_dir / "spec.yaml").write_text(yaml.safe_dump(SPEC, sort_keys=False))
-    replicas = strategy.num_replicas_in_sync
-    if GLOBAL_BATCH_SIZE % replicas:
-        raise ValueError(
-            f"batch_size {GLOBAL_BATCH_SIZE} does not split evenly over {replicas} replicas"
-        )
-    per_replica_batch = GLOBAL_BATCH_SIZE // replicas
-    print(
-        f"{replicas} replica(s): global batch {GLOBAL_BATCH_SIZE}, {per_replica_batch} per replica"
-    )
+class UncertaintyWeighting(tf.Module):
+    """One trainable log-variance per task (Kendall, Gal and Cipolla, 2018)."""
 
-    train, validation = load_data(synthetic=args.synthetic)
-    # Arrays that fit the budget stay in memory and are sliced inside the compiled loop.
-    in_memory = (
-        not isinstance(train, tf.data.Dataset) and array_bytes(train) <= IN_MEMORY_BUDGET_BYTES
-    )
-    if in_memory:
-        train_features = {name: tf.convert_to_tensor(array) for name, array in train[0].items()}
-        train_targets = {name: tf.convert_to_tensor(array) for name, array in train[1].items()}
-        train_examples = len(next(iter(train_targets.values())))
-        steps_per_epoch = train_examples // EXAMPLES_PER_UPDATE
-    else:
-        steps_per_epoch = int(train_pipeline(train, epoch=1).cardinality())
-        if steps_per_epoch < 0:  # unknown (a file or generator source): count once
-            steps_per_epoch = int(
-                train_pipeline(train, epoch=1).reduce(0, lambda count, _: count + 1)
-            )
-    if args.steps_per_epoch:
-        steps_per_epoch = min(steps_per_epoch, args.steps_per_epoch)
-    validation_dist = strategy.experimental_distribute_dataset(validation_pipeline(validation))
-    # Run many steps per tf.function call (fewer Python round trips), at most an epoch.
-    steps_per_execution = max(1, min(steps_per_epoch, 100))
-
-    # Everything that owns variables is created in the strategy's scope, so it is mirrored.
-    with strategy.scope():
-        model = build_model()
-        optimizer = build_optimizer()
-        # One trainable log-variance per task (Kendall, Gal and Cipolla, 2018), trained with the model.
-        log_variances = {
-            name: tf.Variable(0.0, name=f"{name}_log_variance") for name in LOSS_WEIGHTS
+    def __init__(self, weights):
+        super().__init__()
+        self.weights = weights
+        self.log_variances = {
+            name: tf.Variable(0.0, name=f"{name}_log_variance") for name in weights
         }
-        trainable_variables = model.trainable_variables + list(log_variances.values())
-        train_metrics, validation_metrics = build_metrics(), build_metrics()
-        # The rate each step used (what the history's `lr` reports).
-        learning_rate_used = tf.Variable(
-            0.0, trainable=False, aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA
-        )
-        # The checkpoint holds everything the rest of the run depends on, not just the weights.
-        epoch_counter = tf.Variable(0, dtype=tf.int64, name="epoch")
-        step_in_epoch = tf.Variable(0, dtype=tf.int64, name="step_in_epoch")
-        only_first = tf.VariableAggregation.ONLY_FIRST_REPLICA  # the same value on every replica
-        steps_run = tf.Variable(0, dtype=tf.int64, name="steps_run", aggregation=only_first)
-        nonfinite_step = tf.Variable(
-            -1, dtype=tf.int64, trainable=False, name="nonfinite_step", aggregation=only_first
-        )
-        nonfinite_losses = tf.Variable(
-            tf.zeros([3]), trainable=False, name="nonfinite_losses", aggregation=only_first
-        )
-        checkpoint = tf.train.Checkpoint(
-            model=model,
-            optimizer=optimizer,
-            epoch=epoch_counter,
-            step_in_epoch=step_in_epoch,
-            steps_run=steps_run,
-            # The data position is (epoch, step_in_epoch); these make the rest of the epoch exact.
-            train_metrics=[var for metric in train_metrics.values() for var in metric.variables],
-            random_state=[var for var in model.variables if "seed_generator_state" in var.path],
-            log_variances=log_variances,
-        )
-        manager = tf.train.CheckpointManager(
-            checkpoint, write_dir / "checkpoints", max_to_keep=CHECKPOINTS_TO_KEEP
-        )
-        # Build the optimizer's slots now, before the restore fills them: a lazy build inside the
-        # first distributed step fails under a multi-replica strategy.
-        optimizer.build(trainable_variables)
-        if not args.fresh:
-            restored = restore_newest_readable(checkpoint, output_dir / "checkpoints")
-            if restored:
-                print(
-                    f"Resuming from {restored} (epoch {int(epoch_counter.numpy()) + 1}, step {int(step_in_epoch.numpy())})"
-                )
-    # Per-example losses (reduction=None), averaged over the global batch in train_step: the
-    # same code is right on one device and across replicas.
-    loss_fns = {
-        "label": keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=None),
-        "mask": keras.losses.BinaryCrossentropy(from_logits=True, reduction=None),
-    }
 
-    def per_example_losses(targets, predictions):
-        """Each output's loss per example (before any averaging), keyed by output name."""
+    def total(self, task_losses):
+        """Each task's loss over its learned variance, plus its log-variance."""
+        terms = []
+        for name, loss in task_losses.items():
+            log_variance = self.log_variances[name]
+            terms.append(
+                self.weights[name] * (tf.exp(-log_variance) * loss + log_variance)
+            )
+        return tf.add_n(terms)
+
+    def row(self):
+        """The weights now, for the history."""
         return {
-            "label": loss_fns["label"](targets["label"], predictions["label"]),
-            # Keras losses reduce only the last axis: average the others per example.
-            "mask": per_example_mean(loss_fns["mask"](targets["mask"], predictions["mask"])),
+            f"{name}_loss_weight": self.weights[name] * float(tf.exp(-variance))
+            for name, variance in self.log_variances.items()
         }
 
-    def total_loss(task_losses):
-        """The per-example loss that is optimised: each task's loss over its learned variance, plus its log-variance."""
-        return tf.add_n(
-            [
-                LOSS_WEIGHTS[name] * (tf.exp(-log_variances[name]) * value + log_variances[name])
-                for name, value in task_losses.items()
-            ]
-        )
 
-    def update_metrics(metrics, targets, predictions, loss, task_losses):
-        # Means over examples: exact for a partial last batch, and reduced across replicas.
-        metrics["loss"].update_state(loss)
-        for name, value in task_losses.items():
-            metrics[f"{name}_loss"].update_state(value)
-        metrics["label_sparse_categorical_accuracy"].update_state(
-            targets["label"], predictions["label"]
-        )
-        metrics["mask_binary_accuracy"].update_state(targets["mask"], predictions["mask"])
+def clip_across_replicas(gradients):
+    """Clip the global gradient, not each replica's part of it (as Keras would).
 
-    def forward_backward(features, targets):
-        """Loss and gradients of one batch on this replica; updates the training metrics."""
-        with tf.GradientTape() as tape:
-            predictions = model(features, training=True)
-            task_losses = per_example_losses(targets, predictions)
-            per_example_loss = total_loss(task_losses)
-            loss = tf.nn.compute_average_loss(per_example_loss, global_batch_size=GLOBAL_BATCH_SIZE)
-            # Read model.losses inside the tape, or the regularizers get no gradient.
-            regularization = tf.add_n(model.losses) if model.losses else tf.constant(0.0)
-            loss += tf.nn.scale_regularization_loss(regularization)
-        gradients = tape.gradient(loss, trainable_variables)
-        # Checked once, at trace time: a variable the loss does not reach is a bug, not a no-op.
-        unused = [var.path for g, var in zip(gradients, trainable_variables) if g is None]
-        if unused:
-            raise ValueError(
-                f"no gradient reaches {', '.join(unused)}: the loss does not depend on them "
-                "(set train.allow_unused_variables: true if that is intended)"
+    All-reduce, clip, and divide by the replica count: apply_gradients sums
+    across replicas again.
+    """
+    context = tf.distribute.get_replica_context()
+    gradients = context.all_reduce("sum", gradients)
+    gradients, _ = tf.clip_by_global_norm(gradients, CLIP_LIMIT)
+    return [g / context.num_replicas_in_sync for g in gradients]
+
+
+class Trainer(rt.StandardTrainer):
+    """The model, optimizer, metrics and run state, all created in the strategy's scope.
+
+    `train_step` and `test_step` run on one replica; rt.StandardTrainer (after orbit's)
+    runs many training steps per tf.function call, and the validation set.
+    """
+
+    def __init__(self, strategy, directory):
+        super().__init__(strategy, directory, train_pipeline, EXAMPLES_PER_UPDATE, None)
+        # Everything that owns variables is created in the strategy's scope, so it is mirrored.
+        with strategy.scope():
+            self.model = build_model()
+            self.optimizer = build_optimizer()
+            self.weighting = UncertaintyWeighting(LOSS_WEIGHTS)
+            self.variables = (
+                self.model.trainable_variables + self.weighting.trainable_variables
             )
-        update_metrics(
-            train_metrics, targets, predictions, per_example_loss + regularization, task_losses
+            self.train_metrics = build_metrics()
+            self.validation_metrics = build_metrics()
+            self.state = rt.RunState(LOSSES)
+            # Build the optimizer's slots now, before a restore fills them: a lazy build
+            # inside the first distributed step fails under a multi-replica strategy.
+            self.optimizer.build(self.variables)
+        self.track(
+            CHECKPOINTS_TO_KEEP,
+            weighting=self.weighting,
         )
-        return loss, task_losses, gradients
 
-    # XLA-compile the per-replica step where a GPU is visible (on CPU, oneDNN's convolutions beat XLA's).
+    # XLA-compile the step where a GPU is visible (on CPU, oneDNN's convolutions beat XLA's).
     @tf.function(jit_compile=bool(tf.config.list_physical_devices("GPU")))
-    def train_step(features, targets):
+    def train_step(self, features, targets):
         """One update from this replica's part of the global batch."""
-        loss, task_losses, gradients = forward_backward(features, targets)
-        gradients, _ = tf.clip_by_global_norm(gradients, CLIP_GLOBAL_NORM)
-        learning_rate_used.assign(tf.cast(optimizer.learning_rate, tf.float32))
-        optimizer.apply_gradients(zip(gradients, trainable_variables))
-        record_nonfinite(loss, task_losses)
-
-    def record_nonfinite(loss, task_losses):
-        """Remember the first step whose loss is non-finite on some replica: the loop stops there.
-
-        Cheaper than skipping (no cond around the update): the run stops at the end of the running
-        steps, and nothing after the last checkpoint is saved.
-        """
-        context = tf.distribute.get_replica_context()
-        losses = context.all_reduce(
-            "sum", tf.stack([loss] + [tf.reduce_mean(v) / replicas for v in task_losses.values()])
-        )
-        first_bad = tf.logical_and(tf.logical_not(tf.math.is_finite(losses[0])), nonfinite_step < 0)
-        nonfinite_step.assign(tf.where(first_bad, steps_run, nonfinite_step))
-        nonfinite_losses.assign(tf.where(first_bad, losses, nonfinite_losses))
-        steps_run.assign_add(1)
-
-    def train_step_on_slice(order, step):
-        """Gather this replica's rows of update `step` from the in-memory arrays, then train."""
-        replica = tf.distribute.get_replica_context().replica_id_in_sync_group
-        rows_per_replica = EXAMPLES_PER_UPDATE // replicas
-        start = step * EXAMPLES_PER_UPDATE + tf.cast(replica, tf.int32) * rows_per_replica
-        rows = tf.slice(order, [start], [rows_per_replica])
-        features = {name: tf.gather(array, rows) for name, array in train_features.items()}
-        targets = {name: tf.gather(array, rows) for name, array in train_targets.items()}
-        train_step(features, targets)
-
-    @tf.function
-    def train_from_memory(epoch, first_step, steps):
-        """Run `steps` steps of `epoch` from `first_step`, all inside one graph."""
-        order = tf.range(train_examples)
-        for step in tf.range(first_step, first_step + steps):
-            strategy.run(train_step_on_slice, args=(order, step))
-
-    @tf.function
-    def train_from_iterator(iterator, steps):
-        """Run `steps` steps inside one graph, pulling batches from the distributed iterator."""
-        for _ in tf.range(steps):
-            features, targets = next(iterator)
-            strategy.run(train_step, args=(features, targets))
-
-    def test_step(features, targets):
-        predictions = model(features, training=False)
-        task_losses = per_example_losses(targets, predictions)
-        regularization = tf.add_n(model.losses) if model.losses else tf.constant(0.0)
+        with tf.GradientTape() as tape:
+            predictions = self.model(features, training=True)
+            task_losses = per_example_losses(targets, predictions)
+            per_example_loss = self.weighting.total(task_losses)
+            examples = GLOBAL_BATCH_SIZE
+            loss = tf.nn.compute_average_loss(
+                per_example_loss, global_batch_size=examples
+            )
+            # Read model.losses inside the tape, or the regularizers get no gradient.
+            regularization = rt.regularization_loss(self.model)
+            loss += tf.nn.scale_regularization_loss(regularization)
+        gradients = tape.gradient(loss, self.variables)
+        rt.require_gradients(gradients, self.variables)
+        loss_per_example = per_example_loss + regularization
         update_metrics(
-            validation_metrics,
-            targets,
-            predictions,
-            total_loss(task_losses) + regularization,
-            task_losses,
+            self.train_metrics, targets, predictions, loss_per_example, task_losses
         )
+        # Clip the global gradient, not each replica's part (Keras clips per replica).
+        gradients = clip_across_replicas(gradients)
+        self.state.record_rate(self.optimizer)
+        self.optimizer.apply_gradients(zip(gradients, self.variables))
+        self.state.record(loss, task_losses)
 
-    @tf.function
-    def distributed_test_step(features, targets):
-        strategy.run(test_step, args=(features, targets))
+    def test_step(self, features, targets):
+        """Validation metrics of one batch on this replica."""
+        predictions = self.model(features, training=False)
+        task_losses = per_example_losses(targets, predictions)
+        loss = self.weighting.total(task_losses) + rt.regularization_loss(self.model)
+        update_metrics(self.validation_metrics, targets, predictions, loss, task_losses)
 
-    history_path = write_dir / "history.jsonl"
-    resumed_epoch = 0 if args.fresh else int(epoch_counter.numpy())
-    history = read_history(output_dir / "history.jsonl", last_epoch=resumed_epoch)
-    first_epoch, first_step = resumed_epoch + 1, 0 if args.fresh else int(step_in_epoch.numpy())
-    done = int(steps_run.numpy())  # steps run so far, over all epochs
-    # SIGTERM (preemption) or SIGINT (Ctrl-C): finish the running steps, save, and exit.
-    stop_requests = []
-    handlers = {
-        sig: signal.signal(sig, lambda signum, _: stop_requests.append(signum))
-        for sig in (signal.SIGTERM, signal.SIGINT)
-    }
-    try:
-        for epoch in range(first_epoch, args.epochs + 1):
+
+def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
+    """Train one epoch from `step`, many steps per call; on a stop signal, save and exit."""
+    trainer.start_epoch(epoch, step)
+    progress = rt.Progress(steps_per_epoch)
+    while step < steps_per_epoch:
+        done = int(trainer.state.steps_run.numpy())  # steps run so far, over all epochs
+        chunk = min(STEPS_PER_EXECUTION, steps_per_epoch - step)
+        trainer.run_steps(epoch, step, chunk)
+        step, done = step + chunk, done + chunk
+        trainer.state.check_finite(epoch, trainer.manager.latest_checkpoint)
+        if stop.received:
+            trainer.state.step_in_epoch.assign(step)
+            saved = trainer.manager.save(checkpoint_number=done)
+            stop.exit(saved, epoch, step, steps_per_epoch)
+        progress.update(step)
+
+
+def end_epoch(trainer, row, history, epochs):
+    """Track the epoch's values; save the checkpoint, then the history row that describes it."""
+    epoch = row["epoch"]
+    trainer.state.epoch.assign(epoch)
+    trainer.state.step_in_epoch.assign(0)
+    last = epoch == epochs
+    if epoch % CHECKPOINT_EVERY_EPOCHS == 0 or last:
+        trainer.manager.save(checkpoint_number=epoch)
+    history.append(row)
+    print(rt.epoch_line(row, epochs), flush=True)
+
+
+def fit(trainer, validation, run, epochs, steps_per_epoch):
+    """The epoch loop: train, validate, track, checkpoint and log; returns the history."""
+    first_epoch = int(trainer.state.epoch.numpy()) + 1
+    first_step = int(trainer.state.step_in_epoch.numpy())
+    history = rt.History(run.output, run.write, last_epoch=first_epoch - 1)
+    with rt.StopSignals() as stop:
+        for epoch in range(first_epoch, epochs + 1):
             started = time.perf_counter()
             step = first_step if epoch == first_epoch else 0
-            if step == 0:  # a resumed epoch keeps the metrics of its first part
-                for metric in train_metrics.values():
-                    metric.reset_state()
-            for metric in validation_metrics.values():
-                metric.reset_state()
-            progbar = keras.utils.Progbar(steps_per_epoch) if sys.stdout.isatty() else None
-            if not in_memory:
-                # A per-epoch seeded pipeline: resuming at `step` of an epoch skips exactly its first batches.
-                iterator = iter(
-                    strategy.experimental_distribute_dataset(
-                        train_pipeline(train, epoch).skip(step)
-                    )
-                )
-            while step < steps_per_epoch:
-                chunk = min(steps_per_execution, steps_per_epoch - step)
-                if in_memory:
-                    train_from_memory(tf.constant(epoch), tf.constant(step), tf.constant(chunk))
-                else:
-                    train_from_iterator(iterator, tf.constant(chunk))
-                step += chunk
-                done += chunk
-                if nonfinite_step.numpy() >= 0:
-                    values = dict(
-                        zip(
-                            ["loss", *(f"{name}_loss" for name in loss_fns)],
-                            nonfinite_losses.numpy().tolist(),
-                        )
-                    )
-                    raise FloatingPointError(
-                        f"the loss became non-finite at step {int(nonfinite_step.numpy()) + 1} (epoch {epoch}): "
-                        + ", ".join(f"{name} = {value}" for name, value in values.items())
-                        + f"; nothing after the last good checkpoint ({manager.latest_checkpoint}) was saved"
-                    )
-                if stop_requests:
-                    step_in_epoch.assign(step)
-                    saved = manager.save(checkpoint_number=done)
-                    name = signal.Signals(stop_requests[0]).name
-                    print(
-                        f"Stopped by {name} at epoch {epoch}, step {step}/{steps_per_epoch}: saved {saved}; "
-                        "run the same command again to resume.",
-                        flush=True,
-                    )
-                    sys.exit(128 + stop_requests[0])
-                if progbar is not None:
-                    progbar.update(step)
+            train_epoch(trainer, epoch, step, steps_per_epoch, stop)
             train_seconds = time.perf_counter() - started
-            row = {"epoch": epoch}
-            row.update({name: float(metric.result()) for name, metric in train_metrics.items()})
-            for features, targets in validation_dist:
-                distributed_test_step(features, targets)
-            row.update(
-                {
-                    f"val_{name}": float(metric.result())
-                    for name, metric in validation_metrics.items()
-                }
-            )
-            for name, log_variance in log_variances.items():
-                row[f"{name}_loss_weight"] = LOSS_WEIGHTS[name] * math.exp(
-                    -float(log_variance.numpy())
-                )
-            row["lr"] = float(learning_rate_used.numpy())
-            row["skipped_steps"] = int(steps_run.numpy()) - int(optimizer.iterations.numpy())
+            row = {"epoch": epoch, **rt.metric_values(trainer.train_metrics)}
+            row.update(trainer.evaluate(validation))
+            row.update(trainer.weighting.row())
+            row.update(trainer.epoch_values())
             row["epoch_seconds"] = time.perf_counter() - started
-            row["examples_per_second"] = (
-                (steps_per_epoch - (first_step if epoch == first_epoch else 0))
-                * EXAMPLES_PER_UPDATE
-                / train_seconds
-            )
+            examples = (steps_per_epoch - step) * EXAMPLES_PER_UPDATE
+            row["examples_per_second"] = examples / train_seconds
+            end_epoch(trainer, row, history, epochs)
+    return history.rows
 
-            # Save the checkpoint first, then the history row that describes it.
-            epoch_counter.assign(epoch)
-            step_in_epoch.assign(0)
-            if epoch % CHECKPOINT_EVERY_EPOCHS == 0 or epoch == args.epochs:
-                manager.save(checkpoint_number=epoch)
-            history.append(row)
-            write_history(history_path, history)
-            shown = [
-                key
-                for key in row
-                if key not in ("epoch", "lr", "epoch_seconds", "examples_per_second")
-            ]
-            values = " - ".join(
-                f"{key}: {row[key]:.4f}" if isinstance(row[key], float) else f"{key}: {row[key]}"
-                for key in shown
-            )
-            print(
-                f"Epoch {epoch}/{args.epochs} - {row['epoch_seconds']:.1f}s - {values} - lr: {row['lr']:.3g}",
-                flush=True,
-            )
 
-    finally:
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
-    model.save(output_dir / "model.keras")
+def main(argv=None):
+    """Train (or resume) and save the model; return the history rows, one dict per epoch."""
+    args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR)
+    strategy = make_strategy()
+    rt.check_batch_split(GLOBAL_BATCH_SIZE, strategy)
+    keras.utils.set_random_seed(SEED)
+    run = rt.RunDirectory(args.output_dir, strategy)
+    train, validation = load_data(synthetic=args.synthetic)
+    trainer = Trainer(strategy, run.write)
+    steps_per_epoch = trainer.use_data(train, "auto")
+    if args.steps_per_epoch:
+        steps_per_epoch = min(steps_per_epoch, args.steps_per_epoch)
+    if not args.fresh:
+        trainer.restore(run.output / "checkpoints")
+    run.record(__file__, argv)
+    validation = strategy.experimental_distribute_dataset(
+        validation_pipeline(validation)
+    )
+    history = fit(trainer, validation, run, args.epochs, steps_per_epoch)
+    if run.finish():  # only the chief keeps the final model
+        trainer.model.save(run.output / "model.keras")
     return history
 
 
-# The resolved spec this script was generated from (saved as <output_dir>/spec.yaml).
-SPEC = {
-    "name": "multitask",
-    "seed": 7,
-    "output_dir": "runs/multitask",
-    "data": {
-        "train": {"source": {"type": "synthetic", "examples": 512}, "batch_size": 32},
-        "validation": {"source": {"type": "synthetic", "examples": 128}, "batch_size": 32},
-    },
-    "model": {
-        "inputs": {"image": {"shape": [32, 32, 3], "dtype": "float32"}},
-        "layers": [
-            {
-                "type": "Conv2D",
-                "filters": 16,
-                "kernel_size": 3,
-                "padding": "same",
-                "activation": "relu",
-            },
-            {
-                "type": "Conv2D",
-                "filters": 16,
-                "kernel_size": 3,
-                "padding": "same",
-                "activation": "relu",
-            },
-        ],
-        "outputs": {
-            "label": [{"type": "GlobalAveragePooling2D"}, {"type": "Dense", "units": 10}],
-            "mask": [{"type": "Conv2D", "filters": 1, "kernel_size": 1}],
-        },
-    },
-    "targets": {
-        "label": {"shape": [], "dtype": "int32", "classes": 10},
-        "mask": {"shape": [32, 32, 1], "dtype": "float32", "classes": 2},
-    },
-    "losses": {
-        "label": {"type": "SparseCategoricalCrossentropy", "from_logits": True, "weight": 1.0},
-        "mask": {"type": "BinaryCrossentropy", "from_logits": True, "weight": 0.5},
-    },
-    "loss_weighting": {"type": "uncertainty"},
-    "metrics": {
-        "label": ["SparseCategoricalAccuracy"],
-        "mask": [{"type": "BinaryAccuracy", "threshold": 0.0}],
-    },
-    "optimizer": {
-        "type": "Adam",
-        "learning_rate": {
-            "type": "CosineDecayRestarts",
-            "initial_learning_rate": 0.001,
-            "first_decay_steps": 100,
-        },
-    },
-    "train": {"epochs": 3, "gradient_clipping": {"global_norm": 1.0}},
-}
-
-
 if __name__ == "__main__":
-    try:
-        main()
-    except FileNotFoundError as error:
-        sys.exit(f"error: {error}")
+    rt.run(main)

@@ -6,24 +6,21 @@ Data: `tfgen.datasets:token_sequences`.
 Model: 3 shared layers; outputs `label` (SparseCategoricalCrossentropy).
 Optimizer: Adam; early stopping.
 
-Run `python sequences.py --help` for options. Writes history.jsonl, checkpoints/ and
-model.keras under the output directory; a rerun resumes from the latest checkpoint.
+Run `python sequences.py --help` for options. Writes history.jsonl, run.json, checkpoints/
+and the final model under the output directory; a rerun resumes from the latest checkpoint.
+The shared support code is in tfgen_runtime.py, beside this file.
 """
 
-import argparse
-import json
-import math
-import signal
 import sys
 import time
 from pathlib import Path
 
 import keras
-import numpy as np
 import tensorflow as tf
-import yaml
 
-import tfgen.datasets
+# The support module sits beside this script: importable from any working directory.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tfgen_runtime as rt
 
 SEED = 3
 OUTPUT_DIR = "runs/sequences"
@@ -31,101 +28,57 @@ EPOCHS = 8
 GLOBAL_BATCH_SIZE = 32
 VALIDATION_BATCH_SIZE = 64
 SHUFFLE_BUFFER = 2048
+EXAMPLES_PER_UPDATE = GLOBAL_BATCH_SIZE
+STEPS_PER_EXECUTION = 100  # steps per tf.function call (at most an epoch)
 # Per-example shape and dtype of each model input and target.
 INPUTS = {
-    "tokens": ((None,), "int32"),
+    "tokens": rt.Field((None,), "int32", classes=32),
 }
 TARGETS = {
-    "label": ((), "int32"),
+    "label": rt.Field((), "int32", classes=2),
 }
 SYNTHETIC_TRAIN_EXAMPLES = 512
 SYNTHETIC_VALIDATION_EXAMPLES = 256
-EARLY_STOPPING_MONITOR = "val_sparse_categorical_accuracy"
-EARLY_STOPPING_PATIENCE = 3
-EXAMPLES_PER_UPDATE = GLOBAL_BATCH_SIZE
 CHECKPOINT_EVERY_EPOCHS = 1
 CHECKPOINTS_TO_KEEP = 3
 
 
-def make_strategy() -> tf.distribute.Strategy:
-    """The default strategy: one device, and the same distributed code path as many."""
+def make_strategy():
+    """The default strategy: one device, through the same distributed code path as many."""
     return tf.distribute.get_strategy()
 
 
-def checked_arrays(arrays, specs, what):
-    """Name, cast and shape-check a source's arrays against the spec's inputs or targets."""
-    if not isinstance(arrays, dict):
-        if len(specs) > 1:
-            raise ValueError(
-                f"the source gave one array for the {what}s {sorted(specs)}; return a dict"
-            )
-        arrays = {next(iter(specs)): arrays}
-    checked = {}
-    for name, (shape, dtype) in specs.items():
-        if name not in arrays:
-            raise ValueError(f"the source has no {what} `{name}` (it has {sorted(arrays)})")
-        array = np.asarray(arrays[name])
-        if shape == () and array.shape[1:] == (1,):
-            array = array.reshape(-1)  # labels stored as a column, as keras.datasets.cifar10 does
-        if len(array.shape) != len(shape) + 1 or any(
-            d not in (None, a) for d, a in zip(shape, array.shape[1:])
-        ):
-            raise ValueError(
-                f"{what} `{name}` has examples of shape {array.shape[1:]}, the spec declares {shape}"
-            )
-        checked[name] = array.astype(dtype, copy=False)
-    return checked
+def load_data(synthetic=False):
+    """Return `(train, validation)` examples: `({input: array}, {target: array})` or datasets.
 
-
-def to_named(data):
-    """Turn a source's `(x, y)` into `({input: x}, {target: y})` arrays or dataset elements."""
-    if isinstance(data, tf.data.Dataset):
-        name_x = (
-            (lambda x: x)
-            if isinstance(data.element_spec[0], dict)
-            else (lambda x: {next(iter(INPUTS)): x})
-        )
-        name_y = (
-            (lambda y: y)
-            if isinstance(data.element_spec[1], dict)
-            else (lambda y: {next(iter(TARGETS)): y})
-        )
-        return data.map(lambda x, y: (name_x(x), name_y(y)))
-    x, y = data
-    return checked_arrays(x, INPUTS, "input"), checked_arrays(y, TARGETS, "target")
-
-
-def synthetic_arrays(n, seed):
-    """`n` random examples of the declared shapes, for runs without data files."""
-    rng = np.random.default_rng(seed)
-    features = {
-        "tokens": rng.integers(0, 32, size=(n, 8)).astype("int32"),
-    }
-    targets = {
-        "label": rng.integers(0, 2, size=(n,)).astype("int32"),
-    }
-    return features, targets
-
-
-def load_data(synthetic: bool = False):
-    """Return `(train, validation)` examples: `({input: array}, {target: array})` or tf.data.Datasets.
-
-    With `synthetic=True` the data is random, of the declared shapes, and no file is read.
+    With `synthetic=True` the examples are random, of the declared shapes: no file is read.
     """
     if synthetic:
-        train = synthetic_arrays(SYNTHETIC_TRAIN_EXAMPLES, seed=SEED)
-        validation = synthetic_arrays(SYNTHETIC_VALIDATION_EXAMPLES, seed=SEED + 1)
+        train = rt.synthetic_arrays(SYNTHETIC_TRAIN_EXAMPLES, INPUTS, TARGETS, SEED)
+        validation = rt.synthetic_arrays(
+            SYNTHETIC_VALIDATION_EXAMPLES, INPUTS, TARGETS, SEED + 1
+        )
     else:
-        train = to_named(tfgen.datasets.token_sequences(examples=2048, seed=0))
-        validation = to_named(tfgen.datasets.token_sequences(examples=256, seed=1))
+        train = rt.named_examples(
+            rt.function("tfgen.datasets:token_sequences")(examples=2048, seed=0),
+            INPUTS,
+            TARGETS,
+        )
+        validation = rt.named_examples(
+            rt.function("tfgen.datasets:token_sequences")(examples=256, seed=1),
+            INPUTS,
+            TARGETS,
+        )
     return train, validation
 
 
-def train_pipeline(train, epoch: int = 1) -> tf.data.Dataset:
+def train_pipeline(train, epoch=1):
     """Batched, prefetched training batches of `(features, targets)` dicts for one epoch."""
-    dataset = as_dataset(train)
+    dataset = rt.as_dataset(train)
     # Seeded per epoch, so that any epoch's order can be rebuilt (and resumed) exactly.
-    dataset = dataset.shuffle(SHUFFLE_BUFFER, seed=SEED + epoch, reshuffle_each_iteration=False)
+    dataset = dataset.shuffle(
+        SHUFFLE_BUFFER, seed=SEED + epoch, reshuffle_each_iteration=False
+    )
     dataset = dataset.bucket_by_sequence_length(
         lambda features, targets: tf.shape(features["tokens"])[0],
         bucket_boundaries=[8, 16],
@@ -135,9 +88,9 @@ def train_pipeline(train, epoch: int = 1) -> tf.data.Dataset:
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
-def validation_pipeline(validation) -> tf.data.Dataset:
-    """Batched validation batches (the last one may be partial: metrics average per example)."""
-    dataset = as_dataset(validation)
+def validation_pipeline(validation):
+    """Validation batches (the last may be partial: the metrics average per example)."""
+    dataset = rt.as_dataset(validation)
     dataset = dataset.padded_batch(
         VALIDATION_BATCH_SIZE,
         padding_values=({"tokens": 0}, {"label": 0}),
@@ -145,440 +98,207 @@ def validation_pipeline(validation) -> tf.data.Dataset:
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
-def build_datasets(synthetic: bool = False):
+def build_datasets(synthetic=False):
     """Return `(train_ds, validation_ds)`: the tf.data pipelines of `load_data(synthetic)`."""
     train, validation = load_data(synthetic)
     return train_pipeline(train), validation_pipeline(validation)
 
 
-def as_dataset(data):
-    """A tf.data.Dataset of `(features, targets)` from arrays or a dataset."""
-    return data if isinstance(data, tf.data.Dataset) else tf.data.Dataset.from_tensor_slices(data)
-
-
-def build_model() -> keras.Model:
+def build_model():
     """The network: shared layers, then one head per output; outputs are keyed by name."""
-    inputs = {
-        name: keras.Input(shape=shape, dtype=dtype, name=name)
-        for name, (shape, dtype) in INPUTS.items()
-    }
+    inputs = rt.model_inputs(INPUTS)
     x = inputs["tokens"]
     x = keras.layers.Embedding(input_dim=32, output_dim=16, mask_zero=True)(x)
     x = keras.layers.GlobalAveragePooling1D()(x)
     x = keras.layers.Dense(units=32, activation="relu")(x)
     outputs = {}
-    h = x
-    h = keras.layers.Dense(units=2)(h)
-    outputs["label"] = h
+    outputs["label"] = keras.layers.Dense(units=2)(x)
     return keras.Model(inputs=inputs, outputs=outputs, name="sequences")
 
 
-def build_optimizer() -> keras.optimizers.Optimizer:
-    return keras.optimizers.Adam(learning_rate=0.01)
+def build_optimizer():
+    optimizer = keras.optimizers.Adam(learning_rate=0.01)
+    return optimizer
 
 
-def build_metrics() -> dict:
-    """Fresh metric objects keyed by their history name (one set each for training and validation)."""
+# Per-example losses (reduction=None), averaged over the global batch in the train step:
+# the same code is right on one device and across replicas.
+LOSSES = {
+    "label": keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True, reduction=None
+    )
+}
+
+
+def per_example_losses(targets, predictions):
+    """Each output's loss per example, keyed by output name."""
+    losses = {
+        name: loss(targets[name], predictions[name]) for name, loss in LOSSES.items()
+    }
+    return losses
+
+
+def total_loss(task_losses):
+    """The per-example loss that is optimised: the sum of the outputs' losses."""
+    return tf.add_n(list(task_losses.values()))
+
+
+def build_metrics():
+    """Fresh metrics keyed by history name (one set for training, one for validation)."""
     return {
         "loss": keras.metrics.Mean(name="loss"),
         "sparse_categorical_accuracy": keras.metrics.SparseCategoricalAccuracy(),
     }
 
 
-def read_history(path, last_epoch):
-    """The history rows up to `last_epoch` (the restored checkpoint); later rows are redone."""
-    if not path.exists():
-        return []
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [row for row in rows if row["epoch"] <= last_epoch]
+def update_metrics(metrics, targets, predictions, loss, task_losses):
+    """Means over examples: exact for a partial last batch, and reduced across replicas."""
+    metrics["loss"].update_state(loss)
+    metrics["sparse_categorical_accuracy"].update_state(
+        targets["label"], predictions["label"]
+    )
 
 
-def write_history(path, rows):
-    """Rewrite history.jsonl atomically, so a kill never leaves a torn line."""
-    partial = path.with_suffix(".jsonl.partial")
-    partial.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    partial.replace(path)
+class Trainer(rt.StandardTrainer):
+    """The model, optimizer, metrics and run state, all created in the strategy's scope.
 
+    `train_step` and `test_step` run on one replica; rt.StandardTrainer (after orbit's)
+    runs many training steps per tf.function call, and the validation set.
+    """
 
-def restore_newest_readable(checkpoint, directory):
-    """Restore the newest checkpoint that reads back whole; warn about any that does not."""
-    state = tf.train.get_checkpoint_state(str(directory))
-    for path in reversed(state.all_model_checkpoint_paths if state else []):
-        try:
-            checkpoint.restore(path).assert_existing_objects_matched()
-            return path
-        except (
-            Exception
-        ) as error:  # a torn or corrupt file fails in many ways: try the previous one
-            print(
-                f"warning: checkpoint {path} is unreadable ({type(error).__name__}); trying the one before",
-                file=sys.stderr,
+    def __init__(self, strategy, directory):
+        super().__init__(strategy, directory, train_pipeline, EXAMPLES_PER_UPDATE, SEED)
+        # Everything that owns variables is created in the strategy's scope, so it is mirrored.
+        with strategy.scope():
+            self.model = build_model()
+            self.optimizer = build_optimizer()
+            self.variables = self.model.trainable_variables
+            self.train_metrics = build_metrics()
+            self.validation_metrics = build_metrics()
+            self.state = rt.RunState(LOSSES)
+            self.early_stopping = rt.EarlyStopping(
+                monitor="val_sparse_categorical_accuracy", patience=3, mode="auto"
             )
-    return None
-
-
-def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--epochs", type=int, default=EPOCHS, help=f"total epochs (default {EPOCHS})"
-    )
-    parser.add_argument(
-        "--steps-per-epoch", type=int, default=None, help="cap on training steps per epoch"
-    )
-    parser.add_argument(
-        "--synthetic", action="store_true", help="train on random data of the declared shapes"
-    )
-    parser.add_argument(
-        "--output-dir", default=OUTPUT_DIR, help=f"where outputs go (default {OUTPUT_DIR})"
-    )
-    parser.add_argument(
-        "--fresh", action="store_true", help="ignore existing checkpoints and start over"
-    )
-    return parser.parse_args(argv)
-
-
-def main(argv: list[str] | None = None) -> list[dict]:
-    """Train (or resume) and save the model; return the history rows, one dict per epoch."""
-    args = parse_args(argv)
-    strategy = make_strategy()
-    keras.utils.set_random_seed(SEED)
-    output_dir = Path(args.output_dir)
-    write_dir = output_dir
-    write_dir.mkdir(parents=True, exist_ok=True)
-    (write_dir / "spec.yaml").write_text(yaml.safe_dump(SPEC, sort_keys=False))
-    replicas = strategy.num_replicas_in_sync
-    if GLOBAL_BATCH_SIZE % replicas:
-        raise ValueError(
-            f"batch_size {GLOBAL_BATCH_SIZE} does not split evenly over {replicas} replicas"
+            # Build the optimizer's slots now, before a restore fills them: a lazy build
+            # inside the first distributed step fails under a multi-replica strategy.
+            self.optimizer.build(self.variables)
+        self.track(
+            CHECKPOINTS_TO_KEEP,
+            early_stopping=self.early_stopping,
         )
-    per_replica_batch = GLOBAL_BATCH_SIZE // replicas
-    print(
-        f"{replicas} replica(s): global batch {GLOBAL_BATCH_SIZE}, {per_replica_batch} per replica"
-    )
 
-    train, validation = load_data(synthetic=args.synthetic)
-
-    steps_per_epoch = int(train_pipeline(train, epoch=1).cardinality())
-    if steps_per_epoch < 0:  # unknown (a file or generator source): count once
-        steps_per_epoch = int(train_pipeline(train, epoch=1).reduce(0, lambda count, _: count + 1))
-    if args.steps_per_epoch:
-        steps_per_epoch = min(steps_per_epoch, args.steps_per_epoch)
-    validation_dist = strategy.experimental_distribute_dataset(validation_pipeline(validation))
-    # Run many steps per tf.function call (fewer Python round trips), at most an epoch.
-    steps_per_execution = max(1, min(steps_per_epoch, 100))
-
-    # Everything that owns variables is created in the strategy's scope, so it is mirrored.
-    with strategy.scope():
-        model = build_model()
-        optimizer = build_optimizer()
-        trainable_variables = model.trainable_variables
-        train_metrics, validation_metrics = build_metrics(), build_metrics()
-        # The rate each step used (what the history's `lr` reports).
-        learning_rate_used = tf.Variable(
-            0.0, trainable=False, aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA
-        )
-        # The checkpoint holds everything the rest of the run depends on, not just the weights.
-        epoch_counter = tf.Variable(0, dtype=tf.int64, name="epoch")
-        step_in_epoch = tf.Variable(0, dtype=tf.int64, name="step_in_epoch")
-        only_first = tf.VariableAggregation.ONLY_FIRST_REPLICA  # the same value on every replica
-        steps_run = tf.Variable(0, dtype=tf.int64, name="steps_run", aggregation=only_first)
-        nonfinite_step = tf.Variable(
-            -1, dtype=tf.int64, trainable=False, name="nonfinite_step", aggregation=only_first
-        )
-        nonfinite_losses = tf.Variable(
-            tf.zeros([2]), trainable=False, name="nonfinite_losses", aggregation=only_first
-        )
-        best = tf.Variable(-math.inf, dtype=tf.float64, name="early_stopping_best")
-        wait = tf.Variable(0, dtype=tf.int64, name="early_stopping_wait")
-        stopped = tf.Variable(False, name="early_stopping_stopped")
-        checkpoint = tf.train.Checkpoint(
-            model=model,
-            optimizer=optimizer,
-            epoch=epoch_counter,
-            step_in_epoch=step_in_epoch,
-            steps_run=steps_run,
-            # The data position is (epoch, step_in_epoch); these make the rest of the epoch exact.
-            train_metrics=[var for metric in train_metrics.values() for var in metric.variables],
-            random_state=[var for var in model.variables if "seed_generator_state" in var.path],
-            early_stopping_best=best,
-            early_stopping_wait=wait,
-            early_stopping_stopped=stopped,
-        )
-        manager = tf.train.CheckpointManager(
-            checkpoint, write_dir / "checkpoints", max_to_keep=CHECKPOINTS_TO_KEEP
-        )
-        # Build the optimizer's slots now, before the restore fills them: a lazy build inside the
-        # first distributed step fails under a multi-replica strategy.
-        optimizer.build(trainable_variables)
-        if not args.fresh:
-            restored = restore_newest_readable(checkpoint, output_dir / "checkpoints")
-            if restored:
-                print(
-                    f"Resuming from {restored} (epoch {int(epoch_counter.numpy()) + 1}, step {int(step_in_epoch.numpy())})"
-                )
-    # Per-example losses (reduction=None), averaged over the global batch in train_step: the
-    # same code is right on one device and across replicas.
-    loss_fns = {
-        "label": keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=None),
-    }
-
-    def per_example_losses(targets, predictions):
-        """Each output's loss per example (before any averaging), keyed by output name."""
-        return {
-            "label": loss_fns["label"](targets["label"], predictions["label"]),
-        }
-
-    def total_loss(task_losses):
-        """The per-example loss that is optimised: the weighted sum of the outputs' losses."""
-        return task_losses["label"]
-
-    def update_metrics(metrics, targets, predictions, loss, task_losses):
-        # Means over examples: exact for a partial last batch, and reduced across replicas.
-        metrics["loss"].update_state(loss)
-        metrics["sparse_categorical_accuracy"].update_state(targets["label"], predictions["label"])
-
-    def forward_backward(features, targets):
-        """Loss and gradients of one batch on this replica; updates the training metrics."""
+    def train_step(self, features, targets):
+        """One update from this replica's part of the global batch."""
         with tf.GradientTape() as tape:
-            predictions = model(features, training=True)
+            predictions = self.model(features, training=True)
             task_losses = per_example_losses(targets, predictions)
             per_example_loss = total_loss(task_losses)
-            # Batches vary in size here: average over the examples of every replica in this step.
+            # Batches vary in size: average over the examples of every replica in this step.
             examples = tf.distribute.get_replica_context().all_reduce(
                 "sum", tf.shape(per_example_loss)[0]
             )
-            loss = tf.nn.compute_average_loss(per_example_loss, global_batch_size=examples)
-            # Read model.losses inside the tape, or the regularizers get no gradient.
-            regularization = tf.add_n(model.losses) if model.losses else tf.constant(0.0)
-            loss += tf.nn.scale_regularization_loss(regularization)
-        gradients = tape.gradient(loss, trainable_variables)
-        # Checked once, at trace time: a variable the loss does not reach is a bug, not a no-op.
-        unused = [var.path for g, var in zip(gradients, trainable_variables) if g is None]
-        if unused:
-            raise ValueError(
-                f"no gradient reaches {', '.join(unused)}: the loss does not depend on them "
-                "(set train.allow_unused_variables: true if that is intended)"
+            loss = tf.nn.compute_average_loss(
+                per_example_loss, global_batch_size=examples
             )
+            # Read model.losses inside the tape, or the regularizers get no gradient.
+            regularization = rt.regularization_loss(self.model)
+            loss += tf.nn.scale_regularization_loss(regularization)
+        gradients = tape.gradient(loss, self.variables)
+        rt.require_gradients(gradients, self.variables)
+        loss_per_example = per_example_loss + regularization
         update_metrics(
-            train_metrics, targets, predictions, per_example_loss + regularization, task_losses
+            self.train_metrics, targets, predictions, loss_per_example, task_losses
         )
-        return loss, task_losses, gradients
+        self.state.record_rate(self.optimizer)
+        self.optimizer.apply_gradients(zip(gradients, self.variables))
+        self.state.record(loss, task_losses)
 
-    def train_step(features, targets):
-        """One update from this replica's part of the global batch."""
-        loss, task_losses, gradients = forward_backward(features, targets)
-        learning_rate_used.assign(tf.cast(optimizer.learning_rate, tf.float32))
-        optimizer.apply_gradients(zip(gradients, trainable_variables))
-        record_nonfinite(loss, task_losses)
-
-    def record_nonfinite(loss, task_losses):
-        """Remember the first step whose loss is non-finite on some replica: the loop stops there.
-
-        Cheaper than skipping (no cond around the update): the run stops at the end of the running
-        steps, and nothing after the last checkpoint is saved.
-        """
-        context = tf.distribute.get_replica_context()
-        losses = context.all_reduce(
-            "sum", tf.stack([loss] + [tf.reduce_mean(v) / replicas for v in task_losses.values()])
-        )
-        first_bad = tf.logical_and(tf.logical_not(tf.math.is_finite(losses[0])), nonfinite_step < 0)
-        nonfinite_step.assign(tf.where(first_bad, steps_run, nonfinite_step))
-        nonfinite_losses.assign(tf.where(first_bad, losses, nonfinite_losses))
-        steps_run.assign_add(1)
-
-    @tf.function
-    def train_from_iterator(iterator, steps):
-        """Run `steps` steps inside one graph, pulling batches from the distributed iterator."""
-        for _ in tf.range(steps):
-            features, targets = next(iterator)
-            strategy.run(train_step, args=(features, targets))
-
-    def test_step(features, targets):
-        predictions = model(features, training=False)
+    def test_step(self, features, targets):
+        """Validation metrics of one batch on this replica."""
+        predictions = self.model(features, training=False)
         task_losses = per_example_losses(targets, predictions)
-        regularization = tf.add_n(model.losses) if model.losses else tf.constant(0.0)
-        update_metrics(
-            validation_metrics,
-            targets,
-            predictions,
-            total_loss(task_losses) + regularization,
-            task_losses,
-        )
+        loss = total_loss(task_losses) + rt.regularization_loss(self.model)
+        update_metrics(self.validation_metrics, targets, predictions, loss, task_losses)
 
-    @tf.function
-    def distributed_test_step(features, targets):
-        strategy.run(test_step, args=(features, targets))
 
-    history_path = write_dir / "history.jsonl"
-    resumed_epoch = 0 if args.fresh else int(epoch_counter.numpy())
-    history = read_history(output_dir / "history.jsonl", last_epoch=resumed_epoch)
-    first_epoch, first_step = resumed_epoch + 1, 0 if args.fresh else int(step_in_epoch.numpy())
-    done = int(steps_run.numpy())  # steps run so far, over all epochs
-    # SIGTERM (preemption) or SIGINT (Ctrl-C): finish the running steps, save, and exit.
-    stop_requests = []
-    handlers = {
-        sig: signal.signal(sig, lambda signum, _: stop_requests.append(signum))
-        for sig in (signal.SIGTERM, signal.SIGINT)
-    }
-    try:
-        for epoch in range(first_epoch, args.epochs + 1):
-            if bool(stopped.numpy()):
+def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
+    """Train one epoch from `step`, many steps per call; on a stop signal, save and exit."""
+    trainer.start_epoch(epoch, step)
+    progress = rt.Progress(steps_per_epoch)
+    while step < steps_per_epoch:
+        done = int(trainer.state.steps_run.numpy())  # steps run so far, over all epochs
+        chunk = min(STEPS_PER_EXECUTION, steps_per_epoch - step)
+        trainer.run_steps(epoch, step, chunk)
+        step, done = step + chunk, done + chunk
+        trainer.state.check_finite(epoch, trainer.manager.latest_checkpoint)
+        if stop.received:
+            trainer.state.step_in_epoch.assign(step)
+            saved = trainer.manager.save(checkpoint_number=done)
+            stop.exit(saved, epoch, step, steps_per_epoch)
+        progress.update(step)
+
+
+def end_epoch(trainer, row, history, epochs):
+    """Track the epoch's values; save the checkpoint, then the history row that describes it."""
+    epoch = row["epoch"]
+    trainer.early_stopping.update(row, epoch)
+    trainer.state.epoch.assign(epoch)
+    trainer.state.step_in_epoch.assign(0)
+    last = epoch == epochs or trainer.early_stopping.should_stop
+    if epoch % CHECKPOINT_EVERY_EPOCHS == 0 or last:
+        trainer.manager.save(checkpoint_number=epoch)
+    history.append(row)
+    print(rt.epoch_line(row, epochs), flush=True)
+    if trainer.early_stopping.should_stop:
+        print(trainer.early_stopping.message())
+
+
+def fit(trainer, validation, run, epochs, steps_per_epoch):
+    """The epoch loop: train, validate, track, checkpoint and log; returns the history."""
+    first_epoch = int(trainer.state.epoch.numpy()) + 1
+    first_step = int(trainer.state.step_in_epoch.numpy())
+    history = rt.History(run.output, run.write, last_epoch=first_epoch - 1)
+    with rt.StopSignals() as stop:
+        for epoch in range(first_epoch, epochs + 1):
+            if trainer.early_stopping.should_stop:
                 break
             started = time.perf_counter()
             step = first_step if epoch == first_epoch else 0
-            if step == 0:  # a resumed epoch keeps the metrics of its first part
-                for metric in train_metrics.values():
-                    metric.reset_state()
-            for metric in validation_metrics.values():
-                metric.reset_state()
-            progbar = keras.utils.Progbar(steps_per_epoch) if sys.stdout.isatty() else None
-
-            # A per-epoch seeded pipeline: resuming at `step` of an epoch skips exactly its first batches.
-            iterator = iter(
-                strategy.experimental_distribute_dataset(train_pipeline(train, epoch).skip(step))
-            )
-            while step < steps_per_epoch:
-                chunk = min(steps_per_execution, steps_per_epoch - step)
-                train_from_iterator(iterator, tf.constant(chunk))
-                step += chunk
-                done += chunk
-                if nonfinite_step.numpy() >= 0:
-                    values = dict(
-                        zip(
-                            ["loss", *(f"{name}_loss" for name in loss_fns)],
-                            nonfinite_losses.numpy().tolist(),
-                        )
-                    )
-                    raise FloatingPointError(
-                        f"the loss became non-finite at step {int(nonfinite_step.numpy()) + 1} (epoch {epoch}): "
-                        + ", ".join(f"{name} = {value}" for name, value in values.items())
-                        + f"; nothing after the last good checkpoint ({manager.latest_checkpoint}) was saved"
-                    )
-                if stop_requests:
-                    step_in_epoch.assign(step)
-                    saved = manager.save(checkpoint_number=done)
-                    name = signal.Signals(stop_requests[0]).name
-                    print(
-                        f"Stopped by {name} at epoch {epoch}, step {step}/{steps_per_epoch}: saved {saved}; "
-                        "run the same command again to resume.",
-                        flush=True,
-                    )
-                    sys.exit(128 + stop_requests[0])
-                if progbar is not None:
-                    progbar.update(step)
+            train_epoch(trainer, epoch, step, steps_per_epoch, stop)
             train_seconds = time.perf_counter() - started
-            row = {"epoch": epoch}
-            row.update({name: float(metric.result()) for name, metric in train_metrics.items()})
-            for features, targets in validation_dist:
-                distributed_test_step(features, targets)
-            row.update(
-                {
-                    f"val_{name}": float(metric.result())
-                    for name, metric in validation_metrics.items()
-                }
-            )
-            row["lr"] = float(learning_rate_used.numpy())
-            row["skipped_steps"] = int(steps_run.numpy()) - int(optimizer.iterations.numpy())
+            row = {"epoch": epoch, **rt.metric_values(trainer.train_metrics)}
+            row.update(trainer.evaluate(validation))
+            row.update(trainer.epoch_values())
             row["epoch_seconds"] = time.perf_counter() - started
-            row["examples_per_second"] = (
-                (steps_per_epoch - (first_step if epoch == first_epoch else 0))
-                * EXAMPLES_PER_UPDATE
-                / train_seconds
-            )
+            examples = (steps_per_epoch - step) * EXAMPLES_PER_UPDATE
+            row["examples_per_second"] = examples / train_seconds
+            end_epoch(trainer, row, history, epochs)
+    return history.rows
 
-            # Early stopping, as keras.callbacks.EarlyStopping (max mode).
-            wait.assign_add(1)
-            current = row[EARLY_STOPPING_MONITOR]
-            if current > float(best.numpy()):
-                best.assign(current)
-                wait.assign(0)
-            elif int(wait.numpy()) >= EARLY_STOPPING_PATIENCE and epoch > 1:
-                stopped.assign(True)
 
-            # Save the checkpoint first, then the history row that describes it.
-            epoch_counter.assign(epoch)
-            step_in_epoch.assign(0)
-            if (
-                epoch % CHECKPOINT_EVERY_EPOCHS == 0
-                or epoch == args.epochs
-                or bool(stopped.numpy())
-            ):
-                manager.save(checkpoint_number=epoch)
-            history.append(row)
-            write_history(history_path, history)
-            shown = [
-                key
-                for key in row
-                if key not in ("epoch", "lr", "epoch_seconds", "examples_per_second")
-            ]
-            values = " - ".join(
-                f"{key}: {row[key]:.4f}" if isinstance(row[key], float) else f"{key}: {row[key]}"
-                for key in shown
-            )
-            print(
-                f"Epoch {epoch}/{args.epochs} - {row['epoch_seconds']:.1f}s - {values} - lr: {row['lr']:.3g}",
-                flush=True,
-            )
-            if bool(stopped.numpy()):
-                print(
-                    f"Early stopping: {EARLY_STOPPING_MONITOR} did not improve for {int(wait.numpy())} epochs"
-                )
-
-    finally:
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
-    model.save(output_dir / "model.keras")
+def main(argv=None):
+    """Train (or resume) and save the model; return the history rows, one dict per epoch."""
+    args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR)
+    strategy = make_strategy()
+    rt.check_batch_split(GLOBAL_BATCH_SIZE, strategy)
+    keras.utils.set_random_seed(SEED)
+    run = rt.RunDirectory(args.output_dir, strategy)
+    train, validation = load_data(synthetic=args.synthetic)
+    trainer = Trainer(strategy, run.write)
+    steps_per_epoch = trainer.use_data(train, "stream")
+    if args.steps_per_epoch:
+        steps_per_epoch = min(steps_per_epoch, args.steps_per_epoch)
+    if not args.fresh:
+        trainer.restore(run.output / "checkpoints")
+    run.record(__file__, argv)
+    validation = strategy.experimental_distribute_dataset(
+        validation_pipeline(validation)
+    )
+    history = fit(trainer, validation, run, args.epochs, steps_per_epoch)
+    if run.finish():  # only the chief keeps the final model
+        trainer.model.save(run.output / "model.keras")
     return history
 
 
-# The resolved spec this script was generated from (saved as <output_dir>/spec.yaml).
-SPEC = {
-    "name": "sequences",
-    "seed": 3,
-    "output_dir": "runs/sequences",
-    "data": {
-        "train": {
-            "source": {
-                "type": "python",
-                "function": "tfgen.datasets:token_sequences",
-                "kwargs": {"examples": 2048, "seed": 0},
-            },
-            "shuffle": 2048,
-            "batch_size": 32,
-            "bucket_by_sequence_length": {"boundaries": [8, 16], "batch_sizes": [64, 32, 16]},
-        },
-        "validation": {
-            "source": {
-                "type": "python",
-                "function": "tfgen.datasets:token_sequences",
-                "kwargs": {"examples": 256, "seed": 1},
-            },
-            "batch_size": 64,
-            "padded_batch": {"padding_values": {"tokens": 0}},
-        },
-    },
-    "model": {
-        "inputs": {"tokens": {"shape": [None], "dtype": "int32", "vocabulary": 32}},
-        "layers": [
-            {"type": "Embedding", "input_dim": 32, "output_dim": 16, "mask_zero": True},
-            {"type": "GlobalAveragePooling1D"},
-            {"type": "Dense", "units": 32, "activation": "relu"},
-        ],
-        "outputs": {"label": [{"type": "Dense", "units": 2}]},
-    },
-    "targets": {"label": {"shape": [], "dtype": "int32", "classes": 2}},
-    "losses": {"label": {"type": "SparseCategoricalCrossentropy", "from_logits": True}},
-    "metrics": {"label": ["SparseCategoricalAccuracy"]},
-    "optimizer": {"type": "Adam", "learning_rate": 0.01},
-    "train": {
-        "epochs": 8,
-        "early_stopping": {"monitor": "val_sparse_categorical_accuracy", "patience": 3},
-    },
-}
-
-
 if __name__ == "__main__":
-    try:
-        main()
-    except FileNotFoundError as error:
-        sys.exit(f"error: {error}")
+    rt.run(main)

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import SpecError
-from .render import render
+from .errors import SpecIssue
+from .render import RUNTIME_FILE, render, render_runtime
 from .resolve import resolve, resolved_sha256
 from .validate import validate
 
@@ -21,7 +22,7 @@ HASH_LINE = re.compile(r"^# Spec sha256: ([0-9a-f]{64})$", re.MULTILINE)
 class Target:
     """One spec and the file generated from it."""
 
-    spec: Path
+    spec: Path | None  # None: the support module shared by every script
     output: Path
     text: str  # the generated source
     spec_sha256: str
@@ -50,6 +51,9 @@ def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[
     targets, issues = [], []
     for spec_path in specs:
         shown = display_path(spec_path)
+        if f"{spec_path.stem}.py" == RUNTIME_FILE:
+            issues.append(SpecIssue(shown, 1, 1, "", f"a spec named `{spec_path.name}` would overwrite the support module {RUNTIME_FILE}: rename it"))
+            continue
         try:
             doc = resolve(spec_path, shown, overrides)
             spec = validate(doc)
@@ -57,10 +61,11 @@ def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[
             issues.extend(error.issues)
             continue
         sha = resolved_sha256(doc)
-        targets.append(Target(spec_path, out_dir / f"{spec_path.stem}.py", render(spec, spec_path=shown, sha256=sha, resolved=doc.data), sha))
+        targets.append(Target(spec_path, out_dir / f"{spec_path.stem}.py", render(spec, spec_path=shown, sha256=sha), sha))
     if issues:
         raise SpecError(issues)
-    return targets
+    # One support module beside the scripts, shared by all of them.
+    return [*targets, Target(None, out_dir / RUNTIME_FILE, render_runtime(), "")]
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -90,7 +95,7 @@ def problem(target: Target) -> str | None:
     if existing == target.text:
         return None
     recorded = HASH_LINE.search(existing)
-    if recorded and recorded.group(1) != target.spec_sha256:
+    if target.spec is not None and recorded and recorded.group(1) != target.spec_sha256:
         return "stale (the spec changed since it was generated)"
     return "hand-edited or made by another tfgen version"
 

@@ -99,7 +99,9 @@ def _run(args: argparse.Namespace) -> int:
         problems = [(t, problem(t)) for t in targets]
         bad = [(t, p) for t, p in problems if p]
         for target, why in bad:
-            print(f"{display_path(target.output)}: {why}; run `tfgen build {display_path(target.spec)}`", file=sys.stderr)
+            specs = [target.spec] if target.spec else args.specs
+            command = "tfgen build " + " ".join(display_path(spec) for spec in specs)
+            print(f"{display_path(target.output)}: {why}; run `{command}`", file=sys.stderr)
         if not bad:
             print(f"{len(targets)} generated file(s) up to date")
         return EXIT_DIFFERENT if bad else EXIT_OK

@@ -94,7 +94,7 @@ def _losses(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 
 
 def _performance(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    from .plan import JIT_STRATEGIES, in_memory_blocker
+    from .rules import JIT_STRATEGIES, in_memory_blocker
 
     if spec.train.jit_compile is True and spec.strategy.type not in JIT_STRATEGIES:
         yield doc.issue(

@@ -1,0 +1,69 @@
+"""Decisions about the generated loop that validation and planning both need.
+
+Kept apart from `plan` so that cross-field validation never imports the planner.
+"""
+
+from __future__ import annotations
+
+from .spec import Spec
+from .spec.data import IN_MEMORY_SOURCES
+from .spec.model import Residual
+
+# Strategies under which an XLA-compiled step is known to work (on CPU: XLA under MirroredStrategy
+# over logical CPU devices failed; see ../shared/notes/keras3-custom-loops.md).
+JIT_STRATEGIES = ("default", "one_device")
+
+
+def resolve_jit(spec: Spec) -> bool | str:
+    """True, False, or "gpu": compile where a GPU is visible (decided when the script runs).
+
+    Measured here (docs/benchmarks.md): XLA makes the MLP step ~1.5x faster on CPU but the float32
+    CNN step ~30% slower, oneDNN's convolutions beating XLA's; so `auto` compiles float32
+    convolutional models (and builder models, whose layers are unknown) only where a GPU is
+    visible. In float16, which has no fast CPU kernels, XLA was ~2.5x faster: compiled everywhere.
+    """
+    if spec.train.jit_compile != "auto":
+        return spec.train.jit_compile
+    if spec.strategy.type not in JIT_STRATEGIES or spec.debug.check_numerics:
+        return False
+    train = spec.data.train
+    if train.bucket_by_sequence_length or (train.padded_batch and not train.padded_batch.padded_shapes):
+        return False  # batch shapes vary: XLA would compile the step again for each one
+    convolutional = spec.model.builder is not None or any("Conv" in name for name in layer_types(spec))
+    if convolutional and spec.precision != "mixed_float16":
+        return "gpu"
+    return True
+
+
+def layer_types(spec: Spec) -> list[str]:
+    def walk(items):
+        for item in items:
+            if isinstance(item, Residual):
+                yield from walk(item.residual)
+            else:
+                yield item.type
+
+    heads = [layer for layers in spec.model.outputs.values() for layer in layers]
+    return list(walk(list(spec.model.layers) + heads))
+
+
+def in_memory_blocker(spec: Spec) -> str | None:
+    """Why the in-memory fast path cannot be used for this spec, or None."""
+    train = spec.data.train
+    if train.source.type not in IN_MEMORY_SOURCES:
+        return f"a `{train.source.type}` source streams from files"
+    if not train.drop_remainder:
+        return "it needs `drop_remainder: true` (every step slices a full global batch)"
+    if train.cache is not False:
+        return "`cache` applies to the tf.data pipeline only"
+    if train.padded_batch or train.bucket_by_sequence_length:
+        return "variable-length examples are padded by the tf.data pipeline"
+    return None
+
+
+def resolve_in_memory(spec: Spec) -> str:
+    """"memory", "stream", or "auto" (decided at run time by the size of the arrays)."""
+    setting = spec.data.train.in_memory
+    if setting is False or (setting == "auto" and in_memory_blocker(spec)):
+        return "stream"
+    return "memory" if setting is True else "auto"
