@@ -6,9 +6,8 @@ Data: `keras.datasets.cifar10` (train split).
 Model: 12 shared layers; outputs `label` (SparseCategoricalCrossentropy).
 Optimizer: SGD.
 
-Run `python cifar.py --help` for options. Writes history.jsonl, run.json, checkpoints/
-and the final model under the output directory; a rerun resumes from the latest checkpoint.
-The shared support code is in tfgen_runtime.py, beside this file.
+`python cifar.py --help` lists the options. Writes history.jsonl, run.json, checkpoints/
+and the model under the output directory; a rerun resumes. Shared code: tfgen_runtime.py.
 """
 
 import sys
@@ -31,12 +30,8 @@ SHUFFLE_BUFFER = 10000
 EXAMPLES_PER_UPDATE = GLOBAL_BATCH_SIZE
 STEPS_PER_EXECUTION = 50
 # Per-example shape and dtype of each model input and target.
-INPUTS = {
-    "image": rt.Field((32, 32, 3), "uint8"),
-}
-TARGETS = {
-    "label": rt.Field((), "int32", classes=10),
-}
+INPUTS = {"image": rt.Field((32, 32, 3), "uint8")}
+TARGETS = {"label": rt.Field((), "int32", classes=10)}
 SYNTHETIC_TRAIN_EXAMPLES = 2048
 SYNTHETIC_VALIDATION_EXAMPLES = 1024
 CHECKPOINT_EVERY_EPOCHS = 1
@@ -89,7 +84,7 @@ def train_pipeline(train, epoch=1):
     dataset = dataset.cache("")
     # Seeded per epoch, so that any epoch's order can be rebuilt (and resumed) exactly.
     dataset = dataset.shuffle(
-        SHUFFLE_BUFFER, seed=SEED + epoch, reshuffle_each_iteration=False
+        SHUFFLE_BUFFER, SEED + epoch, reshuffle_each_iteration=False
     )
     dataset = dataset.batch(
         EXAMPLES_PER_UPDATE, drop_remainder=True, num_parallel_calls=tf.data.AUTOTUNE
@@ -155,8 +150,7 @@ def build_model():
     x = keras.layers.Add()([shortcut, x])
     x = keras.layers.Activation(activation="relu")(x)
     x = keras.layers.GlobalAveragePooling2D()(x)
-    outputs = {}
-    outputs["label"] = keras.layers.Dense(units=10, dtype="float32")(x)
+    outputs = {"label": keras.layers.Dense(units=10, dtype="float32")(x)}
     return keras.Model(inputs=inputs, outputs=outputs, name="cifar")
 
 
@@ -173,8 +167,7 @@ def build_optimizer():
         ),
     )
     # float16 gradients underflow without loss scaling; skipped (non-finite) steps are logged.
-    optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-    return optimizer
+    return keras.optimizers.LossScaleOptimizer(optimizer)
 
 
 # Per-example losses (reduction=None), averaged over the global batch in the train step:
@@ -188,10 +181,9 @@ LOSSES = {
 
 def per_example_losses(targets, predictions):
     """Each output's loss per example, keyed by output name."""
-    losses = {
+    return {
         name: loss(targets[name], predictions[name]) for name, loss in LOSSES.items()
     }
-    return losses
 
 
 def total_loss(task_losses):
@@ -229,10 +221,9 @@ def skip_everywhere_if_nonfinite(gradients):
 
 
 class Trainer(rt.StandardTrainer):
-    """The model, optimizer, metrics and run state, all created in the strategy's scope.
+    """Model, optimizer, metrics and state; `train_step` and `test_step` on one replica.
 
-    `train_step` and `test_step` run on one replica; rt.StandardTrainer (after orbit's)
-    runs many training steps per tf.function call, and the validation set.
+    rt.StandardTrainer (after orbit's) runs many steps per tf.function call.
     """
 
     def __init__(self, strategy, directory):
@@ -257,10 +248,9 @@ class Trainer(rt.StandardTrainer):
         with tf.GradientTape() as tape:
             predictions = self.model(features, training=True)
             task_losses = per_example_losses(targets, predictions)
-            per_example_loss = total_loss(task_losses)
-            examples = GLOBAL_BATCH_SIZE
+            per_example = total_loss(task_losses)
             loss = tf.nn.compute_average_loss(
-                per_example_loss, global_batch_size=examples
+                per_example, global_batch_size=GLOBAL_BATCH_SIZE
             )
             # Read model.losses inside the tape, or the regularizers get no gradient.
             regularization = rt.regularization_loss(self.model)
@@ -268,10 +258,8 @@ class Trainer(rt.StandardTrainer):
             scaled_loss = self.optimizer.scale_loss(loss)
         gradients = tape.gradient(scaled_loss, self.variables)
         rt.require_gradients(gradients, self.variables)
-        loss_per_example = per_example_loss + regularization
-        update_metrics(
-            self.train_metrics, targets, predictions, loss_per_example, task_losses
-        )
+        total = per_example + regularization
+        update_metrics(self.train_metrics, targets, predictions, total, task_losses)
         # Keras checks one replica's gradients for inf/NaN: skip a bad step on every replica.
         gradients = skip_everywhere_if_nonfinite(gradients)
         self.state.record_rate(self.optimizer)
@@ -296,18 +284,14 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
         trainer.run_steps(epoch, step, chunk)
         step, done = step + chunk, done + chunk
         trainer.state.check_finite(epoch, trainer.manager.latest_checkpoint)
-        if stop.received:
-            trainer.state.step_in_epoch.assign(step)
-            saved = trainer.manager.save(checkpoint_number=done)
-            stop.exit(saved, epoch, step, steps_per_epoch)
+        stop.save_and_exit_if_asked(trainer, epoch, step, steps_per_epoch)
         progress.update(step)
 
 
 def end_epoch(trainer, row, history, epochs):
     """Track the epoch's values; save the checkpoint, then the history row that describes it."""
     epoch = row["epoch"]
-    trainer.state.epoch.assign(epoch)
-    trainer.state.step_in_epoch.assign(0)
+    trainer.state.finish_epoch(epoch)
     last = epoch == epochs
     if epoch % CHECKPOINT_EVERY_EPOCHS == 0 or last:
         trainer.manager.save(checkpoint_number=epoch)
@@ -325,13 +309,11 @@ def fit(trainer, validation, run, epochs, steps_per_epoch):
             started = time.perf_counter()
             step = first_step if epoch == first_epoch else 0
             train_epoch(trainer, epoch, step, steps_per_epoch, stop)
-            train_seconds = time.perf_counter() - started
+            examples = (steps_per_epoch - step) * EXAMPLES_PER_UPDATE
+            speed = examples / (time.perf_counter() - started)
             row = {"epoch": epoch, **rt.metric_values(trainer.train_metrics)}
             row.update(trainer.evaluate(validation))
-            row.update(trainer.epoch_values())
-            row["epoch_seconds"] = time.perf_counter() - started
-            examples = (steps_per_epoch - step) * EXAMPLES_PER_UPDATE
-            row["examples_per_second"] = examples / train_seconds
+            row.update(trainer.epoch_values(time.perf_counter() - started, speed))
             end_epoch(trainer, row, history, epochs)
     return history.rows
 
@@ -345,15 +327,12 @@ def main(argv=None):
     run = rt.RunDirectory(args.output_dir, strategy)
     train, validation = load_data(synthetic=args.synthetic)
     trainer = Trainer(strategy, run.write)
-    steps_per_epoch = trainer.use_data(train, "stream")
-    if args.steps_per_epoch:
-        steps_per_epoch = min(steps_per_epoch, args.steps_per_epoch)
+    steps_per_epoch = trainer.use_data(train, "stream", args.steps_per_epoch)
     if not args.fresh:
         trainer.restore(run.output / "checkpoints")
     run.record(__file__, argv)
-    validation = strategy.experimental_distribute_dataset(
-        validation_pipeline(validation)
-    )
+    validation = validation_pipeline(validation)
+    validation = strategy.experimental_distribute_dataset(validation)
     history = fit(trainer, validation, run, args.epochs, steps_per_epoch)
     if run.finish():  # only the chief keeps the final model
         trainer.model.save(run.output / "model.keras")

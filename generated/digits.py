@@ -6,9 +6,8 @@ Data: `sklearn.datasets:load_digits`; a random part held out for validation.
 Model: 3 shared layers; outputs `digit` (SparseCategoricalCrossentropy).
 Optimizer: Adam; early stopping.
 
-Run `python digits.py --help` for options. Writes history.jsonl, run.json, checkpoints/
-and the final model under the output directory; a rerun resumes from the latest checkpoint.
-The shared support code is in tfgen_runtime.py, beside this file.
+`python digits.py --help` lists the options. Writes history.jsonl, run.json, checkpoints/
+and the model under the output directory; a rerun resumes. Shared code: tfgen_runtime.py.
 """
 
 import sys
@@ -32,12 +31,8 @@ VALIDATION_SPLIT = 0.2
 EXAMPLES_PER_UPDATE = GLOBAL_BATCH_SIZE
 STEPS_PER_EXECUTION = 100  # steps per tf.function call (at most an epoch)
 # Per-example shape and dtype of each model input and target.
-INPUTS = {
-    "pixels": rt.Field((64,), "float32"),
-}
-TARGETS = {
-    "digit": rt.Field((), "int32", classes=10),
-}
+INPUTS = {"pixels": rt.Field((64,), "float32")}
+TARGETS = {"digit": rt.Field((), "int32", classes=10)}
 SYNTHETIC_TRAIN_EXAMPLES = 1024
 CHECKPOINT_EVERY_EPOCHS = 1
 CHECKPOINTS_TO_KEEP = 3
@@ -56,10 +51,8 @@ def load_data(synthetic=False):
     if synthetic:
         train = rt.synthetic_arrays(SYNTHETIC_TRAIN_EXAMPLES, INPUTS, TARGETS, SEED)
     else:
-        train = rt.named_examples(
-            rt.function("sklearn.datasets:load_digits")(return_X_y=True),
-            INPUTS,
-            TARGETS,
+        train = rt.from_function(
+            "sklearn.datasets:load_digits", INPUTS, TARGETS, return_X_y=True
         )
     return rt.split_arrays(train, VALIDATION_SPLIT, SEED)
 
@@ -69,7 +62,7 @@ def train_pipeline(train, epoch=1):
     dataset = rt.as_dataset(train)
     # Seeded per epoch, so that any epoch's order can be rebuilt (and resumed) exactly.
     dataset = dataset.shuffle(
-        SHUFFLE_BUFFER, seed=SEED + epoch, reshuffle_each_iteration=False
+        SHUFFLE_BUFFER, SEED + epoch, reshuffle_each_iteration=False
     )
     dataset = dataset.batch(
         EXAMPLES_PER_UPDATE, drop_remainder=True, num_parallel_calls=tf.data.AUTOTUNE
@@ -101,14 +94,12 @@ def build_model():
         kernel_regularizer=keras.regularizers.L2(l2=0.0001),
     )(x)
     x = keras.layers.Dropout(rate=0.1)(x)
-    outputs = {}
-    outputs["digit"] = keras.layers.Dense(units=10)(x)
+    outputs = {"digit": keras.layers.Dense(units=10)(x)}
     return keras.Model(inputs=inputs, outputs=outputs, name="digits")
 
 
 def build_optimizer():
-    optimizer = keras.optimizers.Adam(learning_rate=0.001)
-    return optimizer
+    return keras.optimizers.Adam(learning_rate=0.001)
 
 
 # Per-example losses (reduction=None), averaged over the global batch in the train step:
@@ -122,10 +113,9 @@ LOSSES = {
 
 def per_example_losses(targets, predictions):
     """Each output's loss per example, keyed by output name."""
-    losses = {
+    return {
         name: loss(targets[name], predictions[name]) for name, loss in LOSSES.items()
     }
-    return losses
 
 
 def total_loss(task_losses):
@@ -150,10 +140,9 @@ def update_metrics(metrics, targets, predictions, loss, task_losses):
 
 
 class Trainer(rt.StandardTrainer):
-    """The model, optimizer, metrics and run state, all created in the strategy's scope.
+    """Model, optimizer, metrics and state; `train_step` and `test_step` on one replica.
 
-    `train_step` and `test_step` run on one replica; rt.StandardTrainer (after orbit's)
-    runs many training steps per tf.function call, and the validation set.
+    rt.StandardTrainer (after orbit's) runs many steps per tf.function call.
     """
 
     def __init__(self, strategy, directory):
@@ -166,9 +155,7 @@ class Trainer(rt.StandardTrainer):
             self.train_metrics = build_metrics()
             self.validation_metrics = build_metrics()
             self.state = rt.RunState(LOSSES)
-            self.early_stopping = rt.EarlyStopping(
-                monitor="val_loss", patience=5, mode="auto"
-            )
+            self.early_stopping = rt.EarlyStopping("val_loss", patience=5)
             self.best_weights = rt.KeepBest(self.model, directory, "val_loss")
             # Build the optimizer's slots now, before a restore fills them: a lazy build
             # inside the first distributed step fails under a multi-replica strategy.
@@ -186,20 +173,17 @@ class Trainer(rt.StandardTrainer):
         with tf.GradientTape() as tape:
             predictions = self.model(features, training=True)
             task_losses = per_example_losses(targets, predictions)
-            per_example_loss = total_loss(task_losses)
-            examples = GLOBAL_BATCH_SIZE
+            per_example = total_loss(task_losses)
             loss = tf.nn.compute_average_loss(
-                per_example_loss, global_batch_size=examples
+                per_example, global_batch_size=GLOBAL_BATCH_SIZE
             )
             # Read model.losses inside the tape, or the regularizers get no gradient.
             regularization = rt.regularization_loss(self.model)
             loss += tf.nn.scale_regularization_loss(regularization)
         gradients = tape.gradient(loss, self.variables)
         rt.require_gradients(gradients, self.variables)
-        loss_per_example = per_example_loss + regularization
-        update_metrics(
-            self.train_metrics, targets, predictions, loss_per_example, task_losses
-        )
+        total = per_example + regularization
+        update_metrics(self.train_metrics, targets, predictions, total, task_losses)
         self.state.record_rate(self.optimizer)
         self.optimizer.apply_gradients(zip(gradients, self.variables))
         self.state.record(loss, task_losses)
@@ -222,10 +206,7 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
         trainer.run_steps(epoch, step, chunk)
         step, done = step + chunk, done + chunk
         trainer.state.check_finite(epoch, trainer.manager.latest_checkpoint)
-        if stop.received:
-            trainer.state.step_in_epoch.assign(step)
-            saved = trainer.manager.save(checkpoint_number=done)
-            stop.exit(saved, epoch, step, steps_per_epoch)
+        stop.save_and_exit_if_asked(trainer, epoch, step, steps_per_epoch)
         progress.update(step)
 
 
@@ -234,8 +215,7 @@ def end_epoch(trainer, row, history, epochs):
     epoch = row["epoch"]
     if trainer.early_stopping.update(row, epoch):
         trainer.best_weights.save(row, epoch)
-    trainer.state.epoch.assign(epoch)
-    trainer.state.step_in_epoch.assign(0)
+    trainer.state.finish_epoch(epoch)
     last = epoch == epochs or trainer.early_stopping.should_stop
     if epoch % CHECKPOINT_EVERY_EPOCHS == 0 or last:
         trainer.manager.save(checkpoint_number=epoch)
@@ -257,13 +237,11 @@ def fit(trainer, validation, run, epochs, steps_per_epoch):
             started = time.perf_counter()
             step = first_step if epoch == first_epoch else 0
             train_epoch(trainer, epoch, step, steps_per_epoch, stop)
-            train_seconds = time.perf_counter() - started
+            examples = (steps_per_epoch - step) * EXAMPLES_PER_UPDATE
+            speed = examples / (time.perf_counter() - started)
             row = {"epoch": epoch, **rt.metric_values(trainer.train_metrics)}
             row.update(trainer.evaluate(validation))
-            row.update(trainer.epoch_values())
-            row["epoch_seconds"] = time.perf_counter() - started
-            examples = (steps_per_epoch - step) * EXAMPLES_PER_UPDATE
-            row["examples_per_second"] = examples / train_seconds
+            row.update(trainer.epoch_values(time.perf_counter() - started, speed))
             end_epoch(trainer, row, history, epochs)
     return history.rows
 
@@ -277,15 +255,12 @@ def main(argv=None):
     run = rt.RunDirectory(args.output_dir, strategy)
     train, validation = load_data(synthetic=args.synthetic)
     trainer = Trainer(strategy, run.write)
-    steps_per_epoch = trainer.use_data(train, "auto")
-    if args.steps_per_epoch:
-        steps_per_epoch = min(steps_per_epoch, args.steps_per_epoch)
+    steps_per_epoch = trainer.use_data(train, "auto", args.steps_per_epoch)
     if not args.fresh:
         trainer.restore(run.output / "checkpoints")
     run.record(__file__, argv)
-    validation = strategy.experimental_distribute_dataset(
-        validation_pipeline(validation)
-    )
+    validation = validation_pipeline(validation)
+    validation = strategy.experimental_distribute_dataset(validation)
     history = fit(trainer, validation, run, args.epochs, steps_per_epoch)
     trainer.best_weights.restore()
     if run.finish():  # only the chief keeps the final model

@@ -6,9 +6,8 @@ Data: 512 random examples.
 Model: 2 shared layers; outputs `label` (SparseCategoricalCrossentropy), `mask` (BinaryCrossentropy).
 Optimizer: Adam.
 
-Run `python multitask.py --help` for options. Writes history.jsonl, run.json, checkpoints/
-and the final model under the output directory; a rerun resumes from the latest checkpoint.
-The shared support code is in tfgen_runtime.py, beside this file.
+`python multitask.py --help` lists the options. Writes history.jsonl, run.json, checkpoints/
+and the model under the output directory; a rerun resumes. Shared code: tfgen_runtime.py.
 """
 
 import sys
@@ -30,9 +29,7 @@ VALIDATION_BATCH_SIZE = 32
 EXAMPLES_PER_UPDATE = GLOBAL_BATCH_SIZE
 STEPS_PER_EXECUTION = 100  # steps per tf.function call (at most an epoch)
 # Per-example shape and dtype of each model input and target.
-INPUTS = {
-    "image": rt.Field((32, 32, 3), "float32"),
-}
+INPUTS = {"image": rt.Field((32, 32, 3), "float32")}
 TARGETS = {
     "label": rt.Field((), "int32", classes=10),
     "mask": rt.Field((32, 32, 1), "float32", classes=2),
@@ -108,12 +105,11 @@ def build_model():
 
 
 def build_optimizer():
-    optimizer = keras.optimizers.Adam(
+    return keras.optimizers.Adam(
         learning_rate=keras.optimizers.schedules.CosineDecayRestarts(
             initial_learning_rate=0.001, first_decay_steps=100
         )
     )
-    return optimizer
 
 
 # Per-example losses (reduction=None), averaged over the global batch in the train step:
@@ -204,10 +200,9 @@ def clip_across_replicas(gradients):
 
 
 class Trainer(rt.StandardTrainer):
-    """The model, optimizer, metrics and run state, all created in the strategy's scope.
+    """Model, optimizer, metrics and state; `train_step` and `test_step` on one replica.
 
-    `train_step` and `test_step` run on one replica; rt.StandardTrainer (after orbit's)
-    runs many training steps per tf.function call, and the validation set.
+    rt.StandardTrainer (after orbit's) runs many steps per tf.function call.
     """
 
     def __init__(self, strategy, directory):
@@ -238,20 +233,17 @@ class Trainer(rt.StandardTrainer):
         with tf.GradientTape() as tape:
             predictions = self.model(features, training=True)
             task_losses = per_example_losses(targets, predictions)
-            per_example_loss = self.weighting.total(task_losses)
-            examples = GLOBAL_BATCH_SIZE
+            per_example = self.weighting.total(task_losses)
             loss = tf.nn.compute_average_loss(
-                per_example_loss, global_batch_size=examples
+                per_example, global_batch_size=GLOBAL_BATCH_SIZE
             )
             # Read model.losses inside the tape, or the regularizers get no gradient.
             regularization = rt.regularization_loss(self.model)
             loss += tf.nn.scale_regularization_loss(regularization)
         gradients = tape.gradient(loss, self.variables)
         rt.require_gradients(gradients, self.variables)
-        loss_per_example = per_example_loss + regularization
-        update_metrics(
-            self.train_metrics, targets, predictions, loss_per_example, task_losses
-        )
+        total = per_example + regularization
+        update_metrics(self.train_metrics, targets, predictions, total, task_losses)
         # Clip the global gradient, not each replica's part (Keras clips per replica).
         gradients = clip_across_replicas(gradients)
         self.state.record_rate(self.optimizer)
@@ -276,18 +268,14 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
         trainer.run_steps(epoch, step, chunk)
         step, done = step + chunk, done + chunk
         trainer.state.check_finite(epoch, trainer.manager.latest_checkpoint)
-        if stop.received:
-            trainer.state.step_in_epoch.assign(step)
-            saved = trainer.manager.save(checkpoint_number=done)
-            stop.exit(saved, epoch, step, steps_per_epoch)
+        stop.save_and_exit_if_asked(trainer, epoch, step, steps_per_epoch)
         progress.update(step)
 
 
 def end_epoch(trainer, row, history, epochs):
     """Track the epoch's values; save the checkpoint, then the history row that describes it."""
     epoch = row["epoch"]
-    trainer.state.epoch.assign(epoch)
-    trainer.state.step_in_epoch.assign(0)
+    trainer.state.finish_epoch(epoch)
     last = epoch == epochs
     if epoch % CHECKPOINT_EVERY_EPOCHS == 0 or last:
         trainer.manager.save(checkpoint_number=epoch)
@@ -305,14 +293,12 @@ def fit(trainer, validation, run, epochs, steps_per_epoch):
             started = time.perf_counter()
             step = first_step if epoch == first_epoch else 0
             train_epoch(trainer, epoch, step, steps_per_epoch, stop)
-            train_seconds = time.perf_counter() - started
+            examples = (steps_per_epoch - step) * EXAMPLES_PER_UPDATE
+            speed = examples / (time.perf_counter() - started)
             row = {"epoch": epoch, **rt.metric_values(trainer.train_metrics)}
             row.update(trainer.evaluate(validation))
             row.update(trainer.weighting.row())
-            row.update(trainer.epoch_values())
-            row["epoch_seconds"] = time.perf_counter() - started
-            examples = (steps_per_epoch - step) * EXAMPLES_PER_UPDATE
-            row["examples_per_second"] = examples / train_seconds
+            row.update(trainer.epoch_values(time.perf_counter() - started, speed))
             end_epoch(trainer, row, history, epochs)
     return history.rows
 
@@ -326,15 +312,12 @@ def main(argv=None):
     run = rt.RunDirectory(args.output_dir, strategy)
     train, validation = load_data(synthetic=args.synthetic)
     trainer = Trainer(strategy, run.write)
-    steps_per_epoch = trainer.use_data(train, "auto")
-    if args.steps_per_epoch:
-        steps_per_epoch = min(steps_per_epoch, args.steps_per_epoch)
+    steps_per_epoch = trainer.use_data(train, "auto", args.steps_per_epoch)
     if not args.fresh:
         trainer.restore(run.output / "checkpoints")
     run.record(__file__, argv)
-    validation = strategy.experimental_distribute_dataset(
-        validation_pipeline(validation)
-    )
+    validation = validation_pipeline(validation)
+    validation = strategy.experimental_distribute_dataset(validation)
     history = fit(trainer, validation, run, args.epochs, steps_per_epoch)
     if run.finish():  # only the chief keeps the final model
         trainer.model.save(run.output / "model.keras")

@@ -6,9 +6,8 @@ Data: `tfgen.datasets:token_sequences`.
 Model: 3 shared layers; outputs `label` (SparseCategoricalCrossentropy).
 Optimizer: Adam; early stopping.
 
-Run `python sequences.py --help` for options. Writes history.jsonl, run.json, checkpoints/
-and the final model under the output directory; a rerun resumes from the latest checkpoint.
-The shared support code is in tfgen_runtime.py, beside this file.
+`python sequences.py --help` lists the options. Writes history.jsonl, run.json, checkpoints/
+and the model under the output directory; a rerun resumes. Shared code: tfgen_runtime.py.
 """
 
 import sys
@@ -31,12 +30,8 @@ SHUFFLE_BUFFER = 2048
 EXAMPLES_PER_UPDATE = GLOBAL_BATCH_SIZE
 STEPS_PER_EXECUTION = 100  # steps per tf.function call (at most an epoch)
 # Per-example shape and dtype of each model input and target.
-INPUTS = {
-    "tokens": rt.Field((None,), "int32", classes=32),
-}
-TARGETS = {
-    "label": rt.Field((), "int32", classes=2),
-}
+INPUTS = {"tokens": rt.Field((None,), "int32", classes=32)}
+TARGETS = {"label": rt.Field((), "int32", classes=2)}
 SYNTHETIC_TRAIN_EXAMPLES = 512
 SYNTHETIC_VALIDATION_EXAMPLES = 256
 CHECKPOINT_EVERY_EPOCHS = 1
@@ -59,15 +54,11 @@ def load_data(synthetic=False):
             SYNTHETIC_VALIDATION_EXAMPLES, INPUTS, TARGETS, SEED + 1
         )
     else:
-        train = rt.named_examples(
-            rt.function("tfgen.datasets:token_sequences")(examples=2048, seed=0),
-            INPUTS,
-            TARGETS,
+        train = rt.from_function(
+            "tfgen.datasets:token_sequences", INPUTS, TARGETS, examples=2048, seed=0
         )
-        validation = rt.named_examples(
-            rt.function("tfgen.datasets:token_sequences")(examples=256, seed=1),
-            INPUTS,
-            TARGETS,
+        validation = rt.from_function(
+            "tfgen.datasets:token_sequences", INPUTS, TARGETS, examples=256, seed=1
         )
     return train, validation
 
@@ -77,7 +68,7 @@ def train_pipeline(train, epoch=1):
     dataset = rt.as_dataset(train)
     # Seeded per epoch, so that any epoch's order can be rebuilt (and resumed) exactly.
     dataset = dataset.shuffle(
-        SHUFFLE_BUFFER, seed=SEED + epoch, reshuffle_each_iteration=False
+        SHUFFLE_BUFFER, SEED + epoch, reshuffle_each_iteration=False
     )
     dataset = dataset.bucket_by_sequence_length(
         lambda features, targets: tf.shape(features["tokens"])[0],
@@ -111,14 +102,12 @@ def build_model():
     x = keras.layers.Embedding(input_dim=32, output_dim=16, mask_zero=True)(x)
     x = keras.layers.GlobalAveragePooling1D()(x)
     x = keras.layers.Dense(units=32, activation="relu")(x)
-    outputs = {}
-    outputs["label"] = keras.layers.Dense(units=2)(x)
+    outputs = {"label": keras.layers.Dense(units=2)(x)}
     return keras.Model(inputs=inputs, outputs=outputs, name="sequences")
 
 
 def build_optimizer():
-    optimizer = keras.optimizers.Adam(learning_rate=0.01)
-    return optimizer
+    return keras.optimizers.Adam(learning_rate=0.01)
 
 
 # Per-example losses (reduction=None), averaged over the global batch in the train step:
@@ -132,10 +121,9 @@ LOSSES = {
 
 def per_example_losses(targets, predictions):
     """Each output's loss per example, keyed by output name."""
-    losses = {
+    return {
         name: loss(targets[name], predictions[name]) for name, loss in LOSSES.items()
     }
-    return losses
 
 
 def total_loss(task_losses):
@@ -160,10 +148,9 @@ def update_metrics(metrics, targets, predictions, loss, task_losses):
 
 
 class Trainer(rt.StandardTrainer):
-    """The model, optimizer, metrics and run state, all created in the strategy's scope.
+    """Model, optimizer, metrics and state; `train_step` and `test_step` on one replica.
 
-    `train_step` and `test_step` run on one replica; rt.StandardTrainer (after orbit's)
-    runs many training steps per tf.function call, and the validation set.
+    rt.StandardTrainer (after orbit's) runs many steps per tf.function call.
     """
 
     def __init__(self, strategy, directory):
@@ -177,7 +164,7 @@ class Trainer(rt.StandardTrainer):
             self.validation_metrics = build_metrics()
             self.state = rt.RunState(LOSSES)
             self.early_stopping = rt.EarlyStopping(
-                monitor="val_sparse_categorical_accuracy", patience=3, mode="auto"
+                "val_sparse_categorical_accuracy", patience=3
             )
             # Build the optimizer's slots now, before a restore fills them: a lazy build
             # inside the first distributed step fails under a multi-replica strategy.
@@ -192,23 +179,19 @@ class Trainer(rt.StandardTrainer):
         with tf.GradientTape() as tape:
             predictions = self.model(features, training=True)
             task_losses = per_example_losses(targets, predictions)
-            per_example_loss = total_loss(task_losses)
+            per_example = total_loss(task_losses)
             # Batches vary in size: average over the examples of every replica in this step.
             examples = tf.distribute.get_replica_context().all_reduce(
-                "sum", tf.shape(per_example_loss)[0]
+                "sum", tf.shape(per_example)[0]
             )
-            loss = tf.nn.compute_average_loss(
-                per_example_loss, global_batch_size=examples
-            )
+            loss = tf.nn.compute_average_loss(per_example, global_batch_size=examples)
             # Read model.losses inside the tape, or the regularizers get no gradient.
             regularization = rt.regularization_loss(self.model)
             loss += tf.nn.scale_regularization_loss(regularization)
         gradients = tape.gradient(loss, self.variables)
         rt.require_gradients(gradients, self.variables)
-        loss_per_example = per_example_loss + regularization
-        update_metrics(
-            self.train_metrics, targets, predictions, loss_per_example, task_losses
-        )
+        total = per_example + regularization
+        update_metrics(self.train_metrics, targets, predictions, total, task_losses)
         self.state.record_rate(self.optimizer)
         self.optimizer.apply_gradients(zip(gradients, self.variables))
         self.state.record(loss, task_losses)
@@ -231,10 +214,7 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
         trainer.run_steps(epoch, step, chunk)
         step, done = step + chunk, done + chunk
         trainer.state.check_finite(epoch, trainer.manager.latest_checkpoint)
-        if stop.received:
-            trainer.state.step_in_epoch.assign(step)
-            saved = trainer.manager.save(checkpoint_number=done)
-            stop.exit(saved, epoch, step, steps_per_epoch)
+        stop.save_and_exit_if_asked(trainer, epoch, step, steps_per_epoch)
         progress.update(step)
 
 
@@ -242,8 +222,7 @@ def end_epoch(trainer, row, history, epochs):
     """Track the epoch's values; save the checkpoint, then the history row that describes it."""
     epoch = row["epoch"]
     trainer.early_stopping.update(row, epoch)
-    trainer.state.epoch.assign(epoch)
-    trainer.state.step_in_epoch.assign(0)
+    trainer.state.finish_epoch(epoch)
     last = epoch == epochs or trainer.early_stopping.should_stop
     if epoch % CHECKPOINT_EVERY_EPOCHS == 0 or last:
         trainer.manager.save(checkpoint_number=epoch)
@@ -265,13 +244,11 @@ def fit(trainer, validation, run, epochs, steps_per_epoch):
             started = time.perf_counter()
             step = first_step if epoch == first_epoch else 0
             train_epoch(trainer, epoch, step, steps_per_epoch, stop)
-            train_seconds = time.perf_counter() - started
+            examples = (steps_per_epoch - step) * EXAMPLES_PER_UPDATE
+            speed = examples / (time.perf_counter() - started)
             row = {"epoch": epoch, **rt.metric_values(trainer.train_metrics)}
             row.update(trainer.evaluate(validation))
-            row.update(trainer.epoch_values())
-            row["epoch_seconds"] = time.perf_counter() - started
-            examples = (steps_per_epoch - step) * EXAMPLES_PER_UPDATE
-            row["examples_per_second"] = examples / train_seconds
+            row.update(trainer.epoch_values(time.perf_counter() - started, speed))
             end_epoch(trainer, row, history, epochs)
     return history.rows
 
@@ -285,15 +262,12 @@ def main(argv=None):
     run = rt.RunDirectory(args.output_dir, strategy)
     train, validation = load_data(synthetic=args.synthetic)
     trainer = Trainer(strategy, run.write)
-    steps_per_epoch = trainer.use_data(train, "stream")
-    if args.steps_per_epoch:
-        steps_per_epoch = min(steps_per_epoch, args.steps_per_epoch)
+    steps_per_epoch = trainer.use_data(train, "stream", args.steps_per_epoch)
     if not args.fresh:
         trainer.restore(run.output / "checkpoints")
     run.record(__file__, argv)
-    validation = strategy.experimental_distribute_dataset(
-        validation_pipeline(validation)
-    )
+    validation = validation_pipeline(validation)
+    validation = strategy.experimental_distribute_dataset(validation)
     history = fit(trainer, validation, run, args.epochs, steps_per_epoch)
     if run.finish():  # only the chief keeps the final model
         trainer.model.save(run.output / "model.keras")

@@ -185,6 +185,11 @@ def function(reference):
     return getattr(importlib.import_module(module), name)
 
 
+def from_function(reference, inputs, targets, **kwargs):
+    """The named examples that a `package.module:function` data source returns."""
+    return named_examples(function(reference)(**kwargs), inputs, targets)
+
+
 def missing(what, path):
     return FileNotFoundError(
         f"{what} {path} not found (relative paths start at {Path.cwd()}); "
@@ -256,6 +261,10 @@ class RunState(tf.Module):
         self.nonfinite_step = tf.Variable(tf.constant(-1, tf.int64), aggregation=first)
         self.nonfinite_losses = tf.Variable(tf.zeros([len(self.names)]), aggregation=first)
 
+    def finish_epoch(self, epoch):
+        self.epoch.assign(epoch)
+        self.step_in_epoch.assign(0)
+
     def record_rate(self, optimizer):
         """Remember the rate this step uses (read before apply_gradients)."""
         self.learning_rate.assign(tf.cast(optimizer.learning_rate, tf.float32))
@@ -317,8 +326,12 @@ class StandardTrainer:
         """A batch sliced from in-memory arrays, before the step (preprocess, augment)."""
         return features, targets
 
-    def use_data(self, train, placement="auto"):
+    def use_data(self, train, placement="auto", most_steps=None):
         """Keep the training data (in memory where it may); return the steps of an epoch."""
+        steps = self.place(train, placement)
+        return min(steps, most_steps) if most_steps else steps
+
+    def place(self, train, placement):
         self.train, self.in_memory = train, placement == "memory"
         if placement == "auto" and not isinstance(train, tf.data.Dataset):
             size = sum(a.nbytes for arrays in train for a in arrays.values())
@@ -394,13 +407,15 @@ class StandardTrainer:
             step = int(self.state.step_in_epoch.numpy())
             print(f"Resuming from {restored} (epoch {epoch}, step {step})")
 
-    def epoch_values(self):
-        """The epoch's last rate, the loss scale (float16) and the updates skipped so far."""
+    def epoch_values(self, seconds, examples_per_second):
+        """The epoch's last rate, the loss scale (float16), updates skipped so far, speed."""
         values = {"lr": float(self.state.learning_rate.numpy())}
         if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
             values["loss_scale"] = float(self.optimizer.dynamic_scale.numpy())
         applied = int(self.optimizer.iterations.numpy())
         values["skipped_steps"] = int(self.state.steps_run.numpy()) - applied
+        values["epoch_seconds"] = seconds
+        values["examples_per_second"] = examples_per_second
         return values
 
 
@@ -570,7 +585,12 @@ class StopSignals:
         for sig, handler in self.previous.items():
             signal.signal(sig, handler)
 
-    def exit(self, saved, epoch, step, steps_per_epoch):
+    def save_and_exit_if_asked(self, trainer, epoch, step, steps_per_epoch):
+        """After a signal: save a checkpoint at this step and exit (128 + the signal)."""
+        if not self.received:
+            return
+        trainer.state.step_in_epoch.assign(step)
+        saved = trainer.manager.save(checkpoint_number=int(trainer.state.steps_run.numpy()))
         name = signal.Signals(self.received[0]).name
         print(f"Stopped by {name} at epoch {epoch}, step {step}/{steps_per_epoch}: saved "
               f"{saved}; run the same command again to resume.", flush=True)

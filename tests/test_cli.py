@@ -104,5 +104,5 @@ def test_installed_package_carries_the_templates(tmp_path):
     assert result.returncode == 0, result.stderr
     (wheel,) = (tmp_path / "dist").glob("tfgen-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "tfgen/templates/train.py.jinja" in names
+    assert "tfgen/templates/script.py.jinja" in names
     assert "tfgen/keras_catalog.json" in names

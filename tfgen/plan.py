@@ -565,17 +565,18 @@ def _trackers(spec: Spec) -> TrackersView:
     stopping = spec.train.early_stopping
     early = None
     if stopping is not None:
-        early = {"patience": literal(stopping.patience), "mode": literal(stopping.mode)}
-        defaults = {"min_delta": 0.0, "baseline": None, "start_from_epoch": 0}
+        defaults = {"patience": None, "mode": "auto", "min_delta": 0.0, "baseline": None, "start_from_epoch": 0}
+        early = {"monitor": literal(stopping.monitor)}
         early.update({k: literal(getattr(stopping, k)) for k, d in defaults.items() if getattr(stopping, k) != d})
-        early = {"monitor": literal(stopping.monitor), **early}
     plateau = spec.train.reduce_on_plateau
     keep = spec.checkpoint.keep_best
     return TrackersView(
         early_stopping=early,
         restore_best=bool(stopping and stopping.restore_best_weights),
         plateau={k: literal(v) for k, v in plateau.model_dump().items()} if plateau else None,
-        keep_best={"monitor": literal(keep.monitor), "mode": literal(keep.mode)} if keep else None,
+        keep_best=({"monitor": literal(keep.monitor)} | ({"mode": literal(keep.mode)} if keep.mode != "auto" else {}))
+        if keep
+        else None,
     )
 
 
