@@ -63,7 +63,10 @@ def load_data(synthetic=False):
 def load_npz(path, x, y):
     """Read the named arrays of an .npz file: `x` and `y` are one key or a key per name."""
     if not Path(path).exists():
-        raise rt.missing("data file", path)
+        raise FileNotFoundError(
+            f"data file {path} not found (relative paths start at {Path.cwd()}); "
+            "pass --synthetic to train on random data instead"
+        )
     with np.load(path) as arrays:
 
         def pick(keys):
@@ -269,9 +272,8 @@ def main(argv=None):
     """Train (or resume) and save the model; return the history rows, one dict per epoch."""
     args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR)
     strategy = make_strategy()
-    rt.check_batch_split(GLOBAL_BATCH_SIZE, strategy)
+    run = rt.RunDirectory(args.output_dir, strategy, GLOBAL_BATCH_SIZE)
     keras.utils.set_random_seed(SEED)
-    run = rt.RunDirectory(args.output_dir, strategy)
     train, validation = load_data(synthetic=args.synthetic)
     trainer = Trainer(strategy, run.write)
     steps_per_epoch = trainer.use_data(train, "auto", args.steps_per_epoch)

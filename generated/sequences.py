@@ -257,9 +257,8 @@ def main(argv=None):
     """Train (or resume) and save the model; return the history rows, one dict per epoch."""
     args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR)
     strategy = make_strategy()
-    rt.check_batch_split(GLOBAL_BATCH_SIZE, strategy)
+    run = rt.RunDirectory(args.output_dir, strategy, GLOBAL_BATCH_SIZE)
     keras.utils.set_random_seed(SEED)
-    run = rt.RunDirectory(args.output_dir, strategy)
     train, validation = load_data(synthetic=args.synthetic)
     trainer = Trainer(strategy, run.write)
     steps_per_epoch = trainer.use_data(train, "stream", args.steps_per_epoch)
