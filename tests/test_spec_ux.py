@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, SPECS, base_spec, run_tfgen
-from tfgen.build import plan_targets
+from tfgen.build import HASH_LINE, plan_targets
 from tfgen.cli import main
 from tfgen.errors import SpecError
-from tfgen.render import BLACK_MODE
+from tfgen.render import BLACK_MODE, RUNTIME_FILE
 
 
 def test_committed_schema_equals_tfgen_schema(capsys):
@@ -34,13 +34,21 @@ def _write(path, data):
     return path
 
 
+def _script(path, out_dir, overrides=()):
+    """The target of one spec's script (plan_targets returns the shared support module last)."""
+    *scripts, runtime = plan_targets([path], out_dir, overrides)
+    assert runtime.spec is None and runtime.output.name == RUNTIME_FILE
+    (script,) = scripts
+    return script
+
+
 def test_extends_deep_merges_and_the_extending_spec_wins(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "base").mkdir()
     _write(tmp_path / "base" / "common.yaml", base_spec())
     _write(tmp_path / "child.yaml", {"extends": "base/common.yaml", "name": "child", "train": {"epochs": 9},
                                      "data": {"train": {"batch_size": 8}}})
-    (target,) = plan_targets([tmp_path / "child.yaml"], tmp_path / "out")
+    target = _script(tmp_path / "child.yaml", tmp_path / "out")
     assert "EPOCHS = 9" in target.text and "GLOBAL_BATCH_SIZE = 8" in target.text
     assert "SHUFFLE_BUFFER = 256" in target.text  # kept from the base
     # Errors in inherited nodes point into the file that holds them.
@@ -60,10 +68,10 @@ def test_extends_cycle_is_a_located_error(tmp_path, monkeypatch, capsys):
 def test_set_overrides_are_typed_by_the_schema_and_located(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     _write(tmp_path / "s.yaml", base_spec())
-    (target,) = plan_targets([tmp_path / "s.yaml"], tmp_path, ["optimizer.learning_rate=0.5", "output_dir=123",
-                                                                "model.layers.0.units=7"])
+    target = _script(tmp_path / "s.yaml", tmp_path, ["optimizer.learning_rate=0.5", "output_dir=123",
+                                                     "model.layers.0.units=7"])
     assert "learning_rate=0.5" in target.text and 'OUTPUT_DIR = "123"' in target.text and "units=7" in target.text
-    plain = plan_targets([tmp_path / "s.yaml"], tmp_path)[0]
+    plain = _script(tmp_path / "s.yaml", tmp_path)
     assert plain.spec_sha256 != target.spec_sha256  # the header hash covers the resolved spec
     assert main(["validate", "s.yaml", "--set", "data.train.batch_size=-4"]) == 2
     assert capsys.readouterr().err == (
@@ -91,19 +99,53 @@ def test_pre_commit_hook_runs_tfgen_check():
 # --- reviewable diffs ------------------------------------------------------------------------
 
 
-def _changed_lines(tmp_path, before: dict, after: dict) -> list[str]:
-    """Changed lines of the code, apart from the header hash and the SPEC record at the bottom."""
+def _without_hash(text: str) -> list[str]:
+    """The script's lines, less the header's `# Spec sha256:` line (its second line, and only there)."""
+    lines = text.splitlines()
+    assert [i for i, line in enumerate(lines) if HASH_LINE.match(line)] == [1], lines[:3]
+    return lines[:1] + lines[2:]
+
+
+def _line_changes(before_text: str, after_text: str) -> list[str]:
+    """The removed ("-") and added ("+") lines between two whole scripts, header hash aside.
+
+    Hunk by hunk, removed lines first, as `diff -U0` shows them; autojunk off, so that frequent
+    lines (blank lines, closing brackets) still anchor the alignment as they do in git's diff.
+    """
+    old, new = _without_hash(before_text), _without_hash(after_text)
+    changes = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag != "equal":
+            changes += [f"-{line}" for line in old[i1:i2]] + [f"+{line}" for line in new[j1:j2]]
+    return changes
+
+
+def _build_pair(tmp_path, before: dict, after: dict) -> tuple[str, str]:
+    """The scripts generated from two versions of one spec file (same path, same output dir)."""
     texts = []
-    for stem, data in (("before", before), ("after", after)):
-        _write(tmp_path / "spec.yaml", data)
-        text = plan_targets([tmp_path / "spec.yaml"], tmp_path)[0].text
-        code, record = text.split("\nSPEC = ", 1)
-        texts.append((code, record))
-    spec_diff = [line for line in difflib.unified_diff(texts[0][1].splitlines(), texts[1][1].splitlines(), lineterm="", n=0)
-                 if line[:1] in "+-" and not line.startswith(("+++", "---"))]
-    assert 1 <= len(spec_diff) <= 4, spec_diff  # the record of the spec changes where the field is
-    diff = difflib.unified_diff(texts[0][0].splitlines(), texts[1][0].splitlines(), lineterm="", n=0)
-    return [line for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---", "-# Spec sha256", "+# Spec sha256"))]
+    for data in (before, after):
+        texts.append(_script(_write(tmp_path / "spec.yaml", data), tmp_path / "out").text)
+    if before != after:  # the header hash covers the resolved spec
+        assert HASH_LINE.search(texts[0]).group(1) != HASH_LINE.search(texts[1]).group(1)
+    return texts[0], texts[1]
+
+
+def _changed_lines(tmp_path, before: dict, after: dict) -> list[str]:
+    """Changed lines of the whole generated script, apart from the header's sha256 line."""
+    return _line_changes(*_build_pair(tmp_path, before, after))
+
+
+def test_changed_lines_sees_the_whole_file_but_the_hash(tmp_path):
+    spec = base_spec()
+    assert _changed_lines(tmp_path, spec, spec) == []
+    text = _script(_write(tmp_path / "spec.yaml", spec), tmp_path / "out").text
+    rehashed = HASH_LINE.sub("# Spec sha256: " + "0" * 64, text)
+    assert rehashed != text and _line_changes(text, rehashed) == []
+    # A change at the very top or bottom of the file counts: no part of it is cut off.
+    lines = text.splitlines(keepends=True)
+    edited = "".join([lines[0].replace("DO NOT EDIT", "EDIT"), lines[1], "# added\n", *lines[2:], "# appended\n"])
+    assert _line_changes(text, edited) == [f"-{lines[0].rstrip()}", f"+{lines[0].rstrip().replace('DO NOT EDIT', 'EDIT')}",
+                                           "+# added", "+# appended"]
 
 
 def test_one_field_changes_only_the_lines_it_drives(tmp_path):
@@ -117,17 +159,73 @@ def test_one_field_changes_only_the_lines_it_drives(tmp_path):
         '-    x = keras.layers.Dense(units=16, activation="relu")(x)', '+    x = keras.layers.Dense(units=32, activation="relu")(x)']
     metric = base_spec(metrics={"label": ["SparseCategoricalAccuracy", {"type": "SparseTopKCategoricalAccuracy", "k": 2}]})
     added = _changed_lines(tmp_path, spec, metric)
-    # Two statements added (its constructor and its update), nothing else touched.
-    assert all(line.startswith("+") for line in added) and len(added) <= 4
-    joined = "".join(added)
+    # Two statements added (its constructor and its update), nothing else touched
+    # (black wraps each of these long lines over three).
+    assert all(line.startswith("+") for line in added) and len(added) <= 6, added
+    joined = "".join(line[1:].strip() for line in added)  # black's wrapping undone
     assert "keras.metrics.SparseTopKCategoricalAccuracy(k=2)" in joined
     assert 'metrics["sparse_top_k_categorical_accuracy"].update_state(' in joined
     longer = base_spec(train={"epochs": 7})
     assert _changed_lines(tmp_path, spec, longer) == ["-EPOCHS = 2", "+EPOCHS = 7"]
     clipped = base_spec(train={"epochs": 2, "gradient_clipping": {"global_norm": 1.0}})
     added = _changed_lines(tmp_path, spec, clipped)
-    assert all(line.startswith("+") for line in added)
-    assert added == ["+CLIP_GLOBAL_NORM = 1.0", "+        gradients, _ = tf.clip_by_global_norm(gradients, CLIP_GLOBAL_NORM)"]
+    assert all(line.startswith("+") for line in added), added
+    assert "1.0" in "".join(added) and "tf.clip_by_global_norm(gradients" in "".join(added), added
+
+
+def _review_base() -> dict:
+    """A small spec with early stopping, whose one-value edits are measured below."""
+    return base_spec(train={"epochs": 2, "early_stopping": {"monitor": "val_loss", "patience": 2}})
+
+
+def _edited(edit) -> dict:
+    spec = _review_base()
+    edit(spec)
+    return spec
+
+
+def _removed_and_added(tmp_path, after: dict) -> tuple[list[str], list[str]]:
+    """Build the review base and `after` from one spec file with plan_targets; split the script's diff."""
+    path = tmp_path / "review.yaml"
+    texts = []
+    for data in (_review_base(), after):
+        *scripts, runtime = plan_targets([_write(path, data)], tmp_path / "out")
+        assert runtime.spec is None  # the shared tfgen_runtime.py: not part of the review diff
+        (script,) = scripts
+        texts.append(script.text)
+    changes = _line_changes(*texts)
+    return [line for line in changes if line[0] == "-"], [line for line in changes if line[0] == "+"]
+
+
+ONE_VALUE_EDITS = {
+    "optimizer.learning_rate": lambda s: s["optimizer"].__setitem__("learning_rate", 0.02),
+    "model.layers.0.units": lambda s: s["model"]["layers"][0].__setitem__("units", 32),
+    "train.early_stopping.patience": lambda s: s["train"]["early_stopping"].__setitem__("patience", 4),
+}
+
+
+@pytest.mark.parametrize("field", ONE_VALUE_EDITS)
+def test_a_one_value_edit_is_a_small_review_diff(tmp_path, field):
+    removed, added = _removed_and_added(tmp_path, _edited(ONE_VALUE_EDITS[field]))
+    changed = removed + added
+    assert 1 <= len(changed) <= 2, (
+        f"{field}: {len(removed)} line(s) removed and {len(added)} added besides the sha256 header "
+        f"(at most 2 in all):\n" + "\n".join(changed))
+
+
+OPTIONS_TURNED_ON = {
+    "train.gradient_clipping": lambda s: s["train"].__setitem__("gradient_clipping", {"global_norm": 1.0}),
+    "logging.tensorboard": lambda s: s.__setitem__("logging", {"tensorboard": True}),
+}
+
+
+@pytest.mark.parametrize("option", OPTIONS_TURNED_ON)
+def test_turning_an_option_on_adds_lines_and_rewrites_few(tmp_path, option):
+    removed, added = _removed_and_added(tmp_path, _edited(OPTIONS_TURNED_ON[option]))
+    assert added, f"{option}: nothing added"
+    assert len(removed) <= 2, (
+        f"{option}: {len(removed)} line(s) of the old script removed or rewritten besides the sha256 header "
+        f"(at most 2), {len(added)} added; removed:\n" + "\n".join(removed))
 
 
 # --- no injection ----------------------------------------------------------------------------
