@@ -83,9 +83,10 @@ def build_module(spec: dict, folder: Path):
 
     path = folder / "bench.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
-    (target,) = plan_targets([path], folder)
+    target, runtime = plan_targets([path], folder)
     script = folder / "bench.py"
     script.write_text(target.text)
+    runtime.output.write_text(runtime.text)  # the support module beside the script
     module_spec = importlib.util.spec_from_file_location("bench_script", script)
     module = importlib.util.module_from_spec(module_spec)
     module_spec.loader.exec_module(module)

@@ -146,17 +146,17 @@ def _expects_string(loc: Loc) -> bool:
     from pydantic import BaseModel
 
     from .spec import Spec
-    from .validate import _unwrap
+    from .spec.base import unwrap
 
     current: list[Any] = [Spec]
     for part in loc:
         following: list[Any] = []
         for kind in current:
             if isinstance(kind, type) and issubclass(kind, BaseModel) and part in kind.model_fields:
-                following.extend(_unwrap(kind.model_fields[part].annotation))
+                following.extend(unwrap(kind.model_fields[part].annotation))
             elif typing.get_origin(kind) is dict:
-                following.extend(_unwrap(typing.get_args(kind)[1]))
+                following.extend(unwrap(typing.get_args(kind)[1]))
             elif typing.get_origin(kind) is list:
-                following.extend(_unwrap(typing.get_args(kind)[0]))
+                following.extend(unwrap(typing.get_args(kind)[0]))
         current = following
     return bool(current) and all(kind is str for kind in current)

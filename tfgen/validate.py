@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import types
 import typing
-from typing import Any, Union
+from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -12,6 +11,7 @@ from . import catalog
 from .errors import SpecError, SpecIssue
 from .loader import Loc, Located, dotted, walk
 from .spec import Spec
+from .spec.base import unwrap
 
 KERAS_PLACES = (
     # (path pattern, kind); "*" matches any key or index.
@@ -86,16 +86,6 @@ def _data_loc(doc: Located, loc: tuple, keep_missing_last: bool) -> Loc:
     return tuple(out)
 
 
-def _unwrap(annotation: Any) -> list[Any]:
-    """The concrete types an annotation may hold (Annotated and unions flattened)."""
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _unwrap(typing.get_args(annotation)[0])
-    if origin in (Union, types.UnionType):
-        return [t for arg in typing.get_args(annotation) for t in _unwrap(arg)]
-    return [annotation]
-
-
 def _model_at(doc: Located, loc: Loc) -> type[BaseModel] | None:
     """The pydantic model that validates the mapping at `loc` (for did-you-mean on keys)."""
     candidates: list[Any] = [Spec]
@@ -105,11 +95,11 @@ def _model_at(doc: Located, loc: Loc) -> type[BaseModel] | None:
         following: list[Any] = []
         for current in candidates:
             if isinstance(current, type) and issubclass(current, BaseModel) and part in current.model_fields:
-                following.extend(_unwrap(current.model_fields[part].annotation))
+                following.extend(unwrap(current.model_fields[part].annotation))
             elif typing.get_origin(current) is dict:
-                following.extend(_unwrap(typing.get_args(current)[1]))
+                following.extend(unwrap(typing.get_args(current)[1]))
             elif typing.get_origin(current) is list:
-                following.extend(_unwrap(typing.get_args(current)[0]))
+                following.extend(unwrap(typing.get_args(current)[0]))
         models = [t for t in following if isinstance(t, type) and issubclass(t, BaseModel)]
         if isinstance(node, dict) and len(models) > 1 and "type" in node:
             models = [m for m in models if _tag(m) == node["type"]] or models

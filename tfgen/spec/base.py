@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import keyword
 import re
-from typing import Annotated, Any, ClassVar, Literal
+import types
+import typing
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
 from pydantic.json_schema import GetJsonSchemaHandler, JsonSchemaValue
@@ -13,17 +15,6 @@ from pydantic_core import CoreSchema
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 
-# Module-level names of the generated script. Spec names (inputs, outputs, ...) only ever land
-# in it as dict keys and strings, but an imported package (`module:function`) becomes a
-# module-level name, so it must not shadow one of these.
-SCRIPT_NAMES = frozenset(
-    """np tf Path main build_model build_datasets build_optimizer build_metrics parse_args
-    checked_arrays to_named load_npz load_tfrecord synthetic_arrays split_arrays apply_layers
-    as_dataset per_example_mean read_history write_history SEED OUTPUT_DIR EPOCHS INPUTS
-    TARGETS""".split()
-)
-# Modules the script imports itself: a reference into them is fine.
-SCRIPT_MODULES = frozenset({"argparse", "json", "math", "sys", "time", "keras", "numpy", "tensorflow", "pathlib"})
 
 
 class StrictModel(BaseModel):
@@ -46,9 +37,8 @@ def _dotted_ref(value: str) -> str:
         raise ValueError(f"expected `package.module:function`, found `{value}`")
     if any(keyword.iskeyword(part) for part in module.split(".") + [function]):
         raise ValueError(f"`{value}` contains a Python keyword")
-    top = module.split(".")[0]
-    if top in SCRIPT_NAMES and top not in SCRIPT_MODULES:
-        raise ValueError(f"package `{top}` would shadow a name of the generated script")
+    # No shadowing check is needed: the script imports a `module:function` only when it calls
+    # it (`rt.function`), never as a top-level name.
     return value
 
 
@@ -107,3 +97,13 @@ class KerasObject(BaseModel):
                 },
             ]
         }
+
+
+def unwrap(annotation: Any) -> list[Any]:
+    """The concrete types an annotation may hold (Annotated and unions flattened)."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return unwrap(typing.get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        return [t for arg in typing.get_args(annotation) for t in unwrap(arg)]
+    return [annotation]
