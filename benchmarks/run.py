@@ -114,15 +114,18 @@ def run_worker(case_name: str, system: str, examples: int, epochs: int) -> dict:
     rss: list[float] = []
 
     if system == "tfgen":
-        write_history = module.write_history
+        append = module.rt.History.append
 
-        def recording(path, rows):  # called once per epoch, after it
-            write_history(path, rows)
-            epoch_seconds.append(rows[-1]["epoch_seconds"])
+        def recording(history, row):  # called once per epoch, after it
+            append(history, row)
+            epoch_seconds.append(row["epoch_seconds"])
             rss.append(rss_mb())
 
-        module.write_history = recording
-        history = module.main(["--output-dir", str(folder / "run"), "--fresh"])
+        module.rt.History.append = recording
+        try:
+            history = module.main(["--output-dir", str(folder / "run"), "--fresh"])
+        finally:
+            module.rt.History.append = append
         # The generated loop times its training phase itself (examples_per_second).
         throughput = [row["examples_per_second"] for row in history]
     else:

@@ -18,7 +18,7 @@ import keras
 import tensorflow as tf
 
 # The support module sits beside this script: importable from any working directory.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))
 import tfgen_runtime as rt
 
 SEED = 0
@@ -34,20 +34,11 @@ INPUTS = {"image": rt.Field((32, 32, 3), "uint8")}
 TARGETS = {"label": rt.Field((), "int32", classes=10)}
 SYNTHETIC_TRAIN_EXAMPLES = 2048
 SYNTHETIC_VALIDATION_EXAMPLES = 1024
-CHECKPOINT_EVERY_EPOCHS = 1
 CHECKPOINTS_TO_KEEP = 3
 
 
-def make_strategy():
-    """Synchronous data parallelism over this machine's devices."""
-    return tf.distribute.MirroredStrategy()
-
-
 def load_data(synthetic=False):
-    """Return `(train, validation)` examples: `({input: array}, {target: array})` or datasets.
-
-    With `synthetic=True` the examples are random, of the declared shapes: no file is read.
-    """
+    """`(train, validation)`: `({input: x}, {target: y})` arrays or datasets (or random)."""
     if synthetic:
         train = rt.synthetic_arrays(SYNTHETIC_TRAIN_EXAMPLES, INPUTS, TARGETS, SEED)
         validation = rt.synthetic_arrays(
@@ -68,6 +59,18 @@ def load_keras_dataset(name, split):
     )
 
 
+def layer_map(layers, training):
+    """A map function running Keras preprocessing layers on the `image` input."""
+
+    def apply(features, targets):
+        x = features["image"]
+        for layer in layers:
+            x = layer(x, training=training)
+        return {**features, "image": tf.cast(x, INPUTS["image"].dtype)}, targets
+
+    return apply
+
+
 def build_augmentation():
     """Random layers applied to training batches only."""
     return [
@@ -80,26 +83,24 @@ def build_augmentation():
 
 def train_pipeline(train, epoch=1):
     """Batched, prefetched training batches of `(features, targets)` dicts for one epoch."""
-    dataset = rt.as_dataset(train)
-    dataset = dataset.cache("")
+    ds = rt.as_dataset(train)
+    ds = ds.cache("")
     # Seeded per epoch, so that any epoch's order can be rebuilt (and resumed) exactly.
-    dataset = dataset.shuffle(
-        SHUFFLE_BUFFER, SEED + epoch, reshuffle_each_iteration=False
-    )
-    dataset = dataset.batch(
+    ds = ds.shuffle(SHUFFLE_BUFFER, SEED + epoch, reshuffle_each_iteration=False)
+    ds = ds.batch(
         EXAMPLES_PER_UPDATE, drop_remainder=True, num_parallel_calls=tf.data.AUTOTUNE
     )
-    augment = rt.layer_map(build_augmentation(), INPUTS, "image", training=True)
-    dataset = dataset.map(augment, num_parallel_calls=tf.data.AUTOTUNE)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    augment = layer_map(build_augmentation(), training=True)
+    ds = ds.map(augment, num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.prefetch(tf.data.AUTOTUNE)
 
 
 def validation_pipeline(validation):
     """Validation batches (the last may be partial: the metrics average per example)."""
-    dataset = rt.as_dataset(validation)
-    dataset = dataset.cache("")
-    dataset = dataset.batch(VALIDATION_BATCH_SIZE, num_parallel_calls=tf.data.AUTOTUNE)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    ds = rt.as_dataset(validation)
+    ds = ds.cache("")
+    ds = ds.batch(VALIDATION_BATCH_SIZE, num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.prefetch(tf.data.AUTOTUNE)
 
 
 def build_datasets(synthetic=False):
@@ -112,7 +113,7 @@ def build_model():
     """The network: shared layers, then one head per output; outputs are keyed by name."""
     # Layers compute in float16 (variables stay float32); the heads in float32.
     keras.mixed_precision.set_global_policy("mixed_float16")
-    inputs = rt.model_inputs(INPUTS)
+    inputs = {k: keras.Input(f.shape, dtype=f.dtype, name=k) for k, f in INPUTS.items()}
     x = inputs["image"]
     x = keras.layers.Rescaling(scale=0.00392156862745098)(x)
     x = keras.layers.Conv2D(filters=32, kernel_size=3, padding="same", use_bias=False)(
@@ -181,14 +182,7 @@ LOSSES = {
 
 def per_example_losses(targets, predictions):
     """Each output's loss per example, keyed by output name."""
-    return {
-        name: loss(targets[name], predictions[name]) for name, loss in LOSSES.items()
-    }
-
-
-def total_loss(task_losses):
-    """The per-example loss that is optimised: the sum of the outputs' losses."""
-    return tf.add_n(list(task_losses.values()))
+    return {k: loss(targets[k], predictions[k]) for k, loss in LOSSES.items()}
 
 
 def build_metrics():
@@ -199,11 +193,11 @@ def build_metrics():
     }
 
 
-def update_metrics(metrics, targets, predictions, loss, task_losses):
+def update_metrics(metrics, y_true, y_pred, loss, task_losses):
     """Means over examples: exact for a partial last batch, and reduced across replicas."""
     metrics["loss"].update_state(loss)
     metrics["sparse_categorical_accuracy"].update_state(
-        targets["label"], predictions["label"]
+        y_true["label"], y_pred["label"]
     )
 
 
@@ -221,10 +215,7 @@ def skip_everywhere_if_nonfinite(gradients):
 
 
 class Trainer(rt.StandardTrainer):
-    """Model, optimizer, metrics and state; `train_step` and `test_step` on one replica.
-
-    rt.StandardTrainer (after orbit's) runs many steps per tf.function call.
-    """
+    """Model, optimizer, metrics and state, with the per-replica train and test steps."""
 
     def __init__(self, strategy, directory):
         super().__init__(strategy, directory, train_pipeline, EXAMPLES_PER_UPDATE, SEED)
@@ -248,7 +239,7 @@ class Trainer(rt.StandardTrainer):
         with tf.GradientTape() as tape:
             predictions = self.model(features, training=True)
             task_losses = per_example_losses(targets, predictions)
-            per_example = total_loss(task_losses)
+            per_example = task_losses["label"]
             loss = tf.nn.compute_average_loss(
                 per_example, global_batch_size=GLOBAL_BATCH_SIZE
             )
@@ -270,14 +261,15 @@ class Trainer(rt.StandardTrainer):
         """Validation metrics of one batch on this replica."""
         predictions = self.model(features, training=False)
         task_losses = per_example_losses(targets, predictions)
-        loss = total_loss(task_losses) + rt.regularization_loss(self.model)
+        per_example = task_losses["label"]
+        loss = per_example + rt.regularization_loss(self.model)
         update_metrics(self.validation_metrics, targets, predictions, loss, task_losses)
 
 
 def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
     """Train one epoch from `step`, many steps per call; on a stop signal, save and exit."""
     trainer.start_epoch(epoch, step)
-    progress = rt.Progress(steps_per_epoch)
+    progress = rt.progress_bar(steps_per_epoch)
     while step < steps_per_epoch:
         done = int(trainer.state.steps_run.numpy())  # steps run so far, over all epochs
         chunk = min(STEPS_PER_EXECUTION, steps_per_epoch - step)
@@ -285,16 +277,14 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
         step, done = step + chunk, done + chunk
         trainer.state.check_finite(epoch, trainer.manager.latest_checkpoint)
         stop.save_and_exit_if_asked(trainer, epoch, step, steps_per_epoch)
-        progress.update(step)
+        progress(step)
 
 
 def end_epoch(trainer, row, history, epochs):
     """Track the epoch's values; save the checkpoint, then the history row that describes it."""
     epoch = row["epoch"]
     trainer.state.finish_epoch(epoch)
-    last = epoch == epochs
-    if epoch % CHECKPOINT_EVERY_EPOCHS == 0 or last:
-        trainer.manager.save(checkpoint_number=epoch)
+    trainer.manager.save(checkpoint_number=epoch)
     history.append(row)
     print(rt.epoch_line(row, epochs), flush=True)
 
@@ -321,7 +311,8 @@ def fit(trainer, validation, run, epochs, steps_per_epoch):
 def main(argv=None):
     """Train (or resume) and save the model; return the history rows, one dict per epoch."""
     args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR)
-    strategy = make_strategy()
+    # Synchronous data parallelism over this machine's devices.
+    strategy = tf.distribute.MirroredStrategy()
     run = rt.RunDirectory(args.output_dir, strategy, GLOBAL_BATCH_SIZE)
     keras.utils.set_random_seed(SEED)
     train, validation = load_data(synthetic=args.synthetic)

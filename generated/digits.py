@@ -18,7 +18,7 @@ import keras
 import tensorflow as tf
 
 # The support module sits beside this script: importable from any working directory.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))
 import tfgen_runtime as rt
 
 SEED = 42
@@ -34,20 +34,11 @@ STEPS_PER_EXECUTION = 100  # steps per tf.function call (at most an epoch)
 INPUTS = {"pixels": rt.Field((64,), "float32")}
 TARGETS = {"digit": rt.Field((), "int32", classes=10)}
 SYNTHETIC_TRAIN_EXAMPLES = 1024
-CHECKPOINT_EVERY_EPOCHS = 1
 CHECKPOINTS_TO_KEEP = 3
 
 
-def make_strategy():
-    """The default strategy: one device, through the same distributed code path as many."""
-    return tf.distribute.get_strategy()
-
-
 def load_data(synthetic=False):
-    """Return `(train, validation)` examples: `({input: array}, {target: array})` or datasets.
-
-    With `synthetic=True` the examples are random, of the declared shapes: no file is read.
-    """
+    """`(train, validation)`: `({input: x}, {target: y})` arrays or datasets (or random)."""
     if synthetic:
         train = rt.synthetic_arrays(SYNTHETIC_TRAIN_EXAMPLES, INPUTS, TARGETS, SEED)
     else:
@@ -59,22 +50,20 @@ def load_data(synthetic=False):
 
 def train_pipeline(train, epoch=1):
     """Batched, prefetched training batches of `(features, targets)` dicts for one epoch."""
-    dataset = rt.as_dataset(train)
+    ds = rt.as_dataset(train)
     # Seeded per epoch, so that any epoch's order can be rebuilt (and resumed) exactly.
-    dataset = dataset.shuffle(
-        SHUFFLE_BUFFER, SEED + epoch, reshuffle_each_iteration=False
-    )
-    dataset = dataset.batch(
+    ds = ds.shuffle(SHUFFLE_BUFFER, SEED + epoch, reshuffle_each_iteration=False)
+    ds = ds.batch(
         EXAMPLES_PER_UPDATE, drop_remainder=True, num_parallel_calls=tf.data.AUTOTUNE
     )
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return ds.prefetch(tf.data.AUTOTUNE)
 
 
 def validation_pipeline(validation):
     """Validation batches (the last may be partial: the metrics average per example)."""
-    dataset = rt.as_dataset(validation)
-    dataset = dataset.batch(VALIDATION_BATCH_SIZE, num_parallel_calls=tf.data.AUTOTUNE)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    ds = rt.as_dataset(validation)
+    ds = ds.batch(VALIDATION_BATCH_SIZE, num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.prefetch(tf.data.AUTOTUNE)
 
 
 def build_datasets(synthetic=False):
@@ -85,7 +74,7 @@ def build_datasets(synthetic=False):
 
 def build_model():
     """The network: shared layers, then one head per output; outputs are keyed by name."""
-    inputs = rt.model_inputs(INPUTS)
+    inputs = {k: keras.Input(f.shape, dtype=f.dtype, name=k) for k, f in INPUTS.items()}
     x = inputs["pixels"]
     x = keras.layers.Rescaling(scale=0.0625)(x)
     x = keras.layers.Dense(
@@ -113,14 +102,7 @@ LOSSES = {
 
 def per_example_losses(targets, predictions):
     """Each output's loss per example, keyed by output name."""
-    return {
-        name: loss(targets[name], predictions[name]) for name, loss in LOSSES.items()
-    }
-
-
-def total_loss(task_losses):
-    """The per-example loss that is optimised: the sum of the outputs' losses."""
-    return tf.add_n(list(task_losses.values()))
+    return {k: loss(targets[k], predictions[k]) for k, loss in LOSSES.items()}
 
 
 def build_metrics():
@@ -131,19 +113,16 @@ def build_metrics():
     }
 
 
-def update_metrics(metrics, targets, predictions, loss, task_losses):
+def update_metrics(metrics, y_true, y_pred, loss, task_losses):
     """Means over examples: exact for a partial last batch, and reduced across replicas."""
     metrics["loss"].update_state(loss)
     metrics["sparse_categorical_accuracy"].update_state(
-        targets["digit"], predictions["digit"]
+        y_true["digit"], y_pred["digit"]
     )
 
 
 class Trainer(rt.StandardTrainer):
-    """Model, optimizer, metrics and state; `train_step` and `test_step` on one replica.
-
-    rt.StandardTrainer (after orbit's) runs many steps per tf.function call.
-    """
+    """Model, optimizer, metrics and state, with the per-replica train and test steps."""
 
     def __init__(self, strategy, directory):
         super().__init__(strategy, directory, train_pipeline, EXAMPLES_PER_UPDATE, SEED)
@@ -173,7 +152,7 @@ class Trainer(rt.StandardTrainer):
         with tf.GradientTape() as tape:
             predictions = self.model(features, training=True)
             task_losses = per_example_losses(targets, predictions)
-            per_example = total_loss(task_losses)
+            per_example = task_losses["digit"]
             loss = tf.nn.compute_average_loss(
                 per_example, global_batch_size=GLOBAL_BATCH_SIZE
             )
@@ -192,14 +171,15 @@ class Trainer(rt.StandardTrainer):
         """Validation metrics of one batch on this replica."""
         predictions = self.model(features, training=False)
         task_losses = per_example_losses(targets, predictions)
-        loss = total_loss(task_losses) + rt.regularization_loss(self.model)
+        per_example = task_losses["digit"]
+        loss = per_example + rt.regularization_loss(self.model)
         update_metrics(self.validation_metrics, targets, predictions, loss, task_losses)
 
 
 def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
     """Train one epoch from `step`, many steps per call; on a stop signal, save and exit."""
     trainer.start_epoch(epoch, step)
-    progress = rt.Progress(steps_per_epoch)
+    progress = rt.progress_bar(steps_per_epoch)
     while step < steps_per_epoch:
         done = int(trainer.state.steps_run.numpy())  # steps run so far, over all epochs
         chunk = min(STEPS_PER_EXECUTION, steps_per_epoch - step)
@@ -207,7 +187,7 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
         step, done = step + chunk, done + chunk
         trainer.state.check_finite(epoch, trainer.manager.latest_checkpoint)
         stop.save_and_exit_if_asked(trainer, epoch, step, steps_per_epoch)
-        progress.update(step)
+        progress(step)
 
 
 def end_epoch(trainer, row, history, epochs):
@@ -216,9 +196,7 @@ def end_epoch(trainer, row, history, epochs):
     if trainer.early_stopping.update(row, epoch):
         trainer.best_weights.save(row, epoch)
     trainer.state.finish_epoch(epoch)
-    last = epoch == epochs or trainer.early_stopping.should_stop
-    if epoch % CHECKPOINT_EVERY_EPOCHS == 0 or last:
-        trainer.manager.save(checkpoint_number=epoch)
+    trainer.manager.save(checkpoint_number=epoch)
     history.append(row)
     print(rt.epoch_line(row, epochs), flush=True)
     if trainer.early_stopping.should_stop:
@@ -249,7 +227,8 @@ def fit(trainer, validation, run, epochs, steps_per_epoch):
 def main(argv=None):
     """Train (or resume) and save the model; return the history rows, one dict per epoch."""
     args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR)
-    strategy = make_strategy()
+    # The default strategy: one device, through the same distributed code path as many.
+    strategy = tf.distribute.get_strategy()
     run = rt.RunDirectory(args.output_dir, strategy, GLOBAL_BATCH_SIZE)
     keras.utils.set_random_seed(SEED)
     train, validation = load_data(synthetic=args.synthetic)

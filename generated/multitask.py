@@ -18,7 +18,7 @@ import keras
 import tensorflow as tf
 
 # The support module sits beside this script: importable from any working directory.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))
 import tfgen_runtime as rt
 
 SEED = 7
@@ -38,20 +38,11 @@ SYNTHETIC_TRAIN_EXAMPLES = 512
 SYNTHETIC_VALIDATION_EXAMPLES = 128
 LOSS_WEIGHTS = {"label": 1.0, "mask": 0.5}
 CLIP_LIMIT = 1.0  # global_norm
-CHECKPOINT_EVERY_EPOCHS = 1
 CHECKPOINTS_TO_KEEP = 3
 
 
-def make_strategy():
-    """The default strategy: one device, through the same distributed code path as many."""
-    return tf.distribute.get_strategy()
-
-
 def load_data(synthetic=False):
-    """Return `(train, validation)` examples: `({input: array}, {target: array})` or datasets.
-
-    With `synthetic=True` the examples are random, of the declared shapes: no file is read.
-    """
+    """`(train, validation)`: `({input: x}, {target: y})` arrays or datasets (or random)."""
     if synthetic:
         train = rt.synthetic_arrays(SYNTHETIC_TRAIN_EXAMPLES, INPUTS, TARGETS, SEED)
         validation = rt.synthetic_arrays(
@@ -65,18 +56,18 @@ def load_data(synthetic=False):
 
 def train_pipeline(train, epoch=1):
     """Batched, prefetched training batches of `(features, targets)` dicts for one epoch."""
-    dataset = rt.as_dataset(train)
-    dataset = dataset.batch(
+    ds = rt.as_dataset(train)
+    ds = ds.batch(
         EXAMPLES_PER_UPDATE, drop_remainder=True, num_parallel_calls=tf.data.AUTOTUNE
     )
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return ds.prefetch(tf.data.AUTOTUNE)
 
 
 def validation_pipeline(validation):
     """Validation batches (the last may be partial: the metrics average per example)."""
-    dataset = rt.as_dataset(validation)
-    dataset = dataset.batch(VALIDATION_BATCH_SIZE, num_parallel_calls=tf.data.AUTOTUNE)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    ds = rt.as_dataset(validation)
+    ds = ds.batch(VALIDATION_BATCH_SIZE, num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.prefetch(tf.data.AUTOTUNE)
 
 
 def build_datasets(synthetic=False):
@@ -87,7 +78,7 @@ def build_datasets(synthetic=False):
 
 def build_model():
     """The network: shared layers, then one head per output; outputs are keyed by name."""
-    inputs = rt.model_inputs(INPUTS)
+    inputs = {k: keras.Input(f.shape, dtype=f.dtype, name=k) for k, f in INPUTS.items()}
     x = inputs["image"]
     x = keras.layers.Conv2D(
         filters=16, kernel_size=3, padding="same", activation="relu"
@@ -124,9 +115,7 @@ LOSSES = {
 
 def per_example_losses(targets, predictions):
     """Each output's loss per example, keyed by output name."""
-    losses = {
-        name: loss(targets[name], predictions[name]) for name, loss in LOSSES.items()
-    }
+    losses = {k: loss(targets[k], predictions[k]) for k, loss in LOSSES.items()}
     # Keras losses reduce only the last axis: average the others per example.
     losses["mask"] = mean_per_example(losses["mask"])
     return losses
@@ -148,15 +137,15 @@ def build_metrics():
     }
 
 
-def update_metrics(metrics, targets, predictions, loss, task_losses):
+def update_metrics(metrics, y_true, y_pred, loss, task_losses):
     """Means over examples: exact for a partial last batch, and reduced across replicas."""
     metrics["loss"].update_state(loss)
     for name, value in task_losses.items():
         metrics[f"{name}_loss"].update_state(value)
     metrics["label_sparse_categorical_accuracy"].update_state(
-        targets["label"], predictions["label"]
+        y_true["label"], y_pred["label"]
     )
-    metrics["mask_binary_accuracy"].update_state(targets["mask"], predictions["mask"])
+    metrics["mask_binary_accuracy"].update_state(y_true["mask"], y_pred["mask"])
 
 
 class UncertaintyWeighting(tf.Module):
@@ -200,10 +189,7 @@ def clip_across_replicas(gradients):
 
 
 class Trainer(rt.StandardTrainer):
-    """Model, optimizer, metrics and state; `train_step` and `test_step` on one replica.
-
-    rt.StandardTrainer (after orbit's) runs many steps per tf.function call.
-    """
+    """Model, optimizer, metrics and state, with the per-replica train and test steps."""
 
     def __init__(self, strategy, directory):
         super().__init__(strategy, directory, train_pipeline, EXAMPLES_PER_UPDATE, None)
@@ -212,9 +198,10 @@ class Trainer(rt.StandardTrainer):
             self.model = build_model()
             self.optimizer = build_optimizer()
             self.weighting = UncertaintyWeighting(LOSS_WEIGHTS)
-            self.variables = (
-                self.model.trainable_variables + self.weighting.trainable_variables
-            )
+            self.variables = [
+                *self.model.trainable_variables,
+                *self.weighting.trainable_variables,
+            ]
             self.train_metrics = build_metrics()
             self.validation_metrics = build_metrics()
             self.state = rt.RunState(LOSSES)
@@ -254,14 +241,15 @@ class Trainer(rt.StandardTrainer):
         """Validation metrics of one batch on this replica."""
         predictions = self.model(features, training=False)
         task_losses = per_example_losses(targets, predictions)
-        loss = self.weighting.total(task_losses) + rt.regularization_loss(self.model)
+        per_example = self.weighting.total(task_losses)
+        loss = per_example + rt.regularization_loss(self.model)
         update_metrics(self.validation_metrics, targets, predictions, loss, task_losses)
 
 
 def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
     """Train one epoch from `step`, many steps per call; on a stop signal, save and exit."""
     trainer.start_epoch(epoch, step)
-    progress = rt.Progress(steps_per_epoch)
+    progress = rt.progress_bar(steps_per_epoch)
     while step < steps_per_epoch:
         done = int(trainer.state.steps_run.numpy())  # steps run so far, over all epochs
         chunk = min(STEPS_PER_EXECUTION, steps_per_epoch - step)
@@ -269,16 +257,14 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
         step, done = step + chunk, done + chunk
         trainer.state.check_finite(epoch, trainer.manager.latest_checkpoint)
         stop.save_and_exit_if_asked(trainer, epoch, step, steps_per_epoch)
-        progress.update(step)
+        progress(step)
 
 
 def end_epoch(trainer, row, history, epochs):
     """Track the epoch's values; save the checkpoint, then the history row that describes it."""
     epoch = row["epoch"]
     trainer.state.finish_epoch(epoch)
-    last = epoch == epochs
-    if epoch % CHECKPOINT_EVERY_EPOCHS == 0 or last:
-        trainer.manager.save(checkpoint_number=epoch)
+    trainer.manager.save(checkpoint_number=epoch)
     history.append(row)
     print(rt.epoch_line(row, epochs), flush=True)
 
@@ -306,7 +292,8 @@ def fit(trainer, validation, run, epochs, steps_per_epoch):
 def main(argv=None):
     """Train (or resume) and save the model; return the history rows, one dict per epoch."""
     args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR)
-    strategy = make_strategy()
+    # The default strategy: one device, through the same distributed code path as many.
+    strategy = tf.distribute.get_strategy()
     run = rt.RunDirectory(args.output_dir, strategy, GLOBAL_BATCH_SIZE)
     keras.utils.set_random_seed(SEED)
     train, validation = load_data(synthetic=args.synthetic)

@@ -44,19 +44,16 @@ def parse_args(argv, doc, epochs, output_dir):
 
 
 class RunDirectory:
-    """Where a run reads and writes: the output directory, or scratch off the chief.
-
-    Under MultiWorkerMirroredStrategy every worker restores from the chief's directory
-    and saves (saving is collective), but only the chief's files are kept.
-    """
+    """Where a run reads (`output`) and writes (`write`: scratch off the chief, whose
+    files alone are kept; every worker saves, as saving is collective)."""
 
     def __init__(self, output_dir, strategy, global_batch_size):
         replicas, batch = strategy.num_replicas_in_sync, global_batch_size
         if batch % replicas:
-            raise ValueError(
-                f"batch_size {batch} does not split over {replicas} replicas"
-            )
-        print(f"{replicas} replica(s): global batch {batch}, {batch // replicas} each")
+            raise ValueError(f"batch_size {batch} does not split into {replicas}")
+        print(
+            f"{replicas} replica(s): global batch {batch}, {batch // replicas} per replica"
+        )
         self.output = self.write = Path(output_dir)
         cluster = getattr(strategy, "cluster_resolver", None)
         self.chief = cluster is None or cluster.task_type in (None, "chief")
@@ -108,10 +105,8 @@ def checked_arrays(arrays, fields, what):
         shape = array.shape[1:]
         fits = len(shape) == len(field.shape)
         if not fits or any(d not in (None, a) for d, a in zip(field.shape, shape)):
-            declared = f"the spec declares {field.shape}"
-            raise ValueError(
-                f"{what} `{name}` has examples of shape {shape}, {declared}"
-            )
+            message = f"{what} `{name}` has examples of shape {shape}"
+            raise ValueError(f"{message}, the spec declares {field.shape}")
         checked[name] = array.astype(field.dtype, copy=False)
     return checked
 
@@ -143,10 +138,8 @@ def from_function(reference, inputs, targets, **kwargs):
 
 def synthetic_arrays(n, inputs, targets, seed):
     """`n` random examples of the declared shapes, for runs without data files."""
-    rng = np.random.default_rng(seed)
-    return tuple(
-        {k: random_array(rng, n, f) for k, f in x.items()} for x in (inputs, targets)
-    )
+    rng, fields = np.random.default_rng(seed), (inputs, targets)
+    return tuple({k: random_array(rng, n, f) for k, f in x.items()} for x in fields)
 
 
 def random_array(rng, n, field):
@@ -171,9 +164,7 @@ def split_arrays(data, fraction, seed):
     order = np.random.default_rng(seed).permutation(len(next(iter(data[1].values()))))
     held_out = round(len(order) * fraction)
     parts = order[held_out:], order[:held_out]
-    return tuple(
-        tuple({k: a[rows] for k, a in d.items()} for d in data) for rows in parts
-    )
+    return [tuple({k: a[rows] for k, a in d.items()} for d in data) for rows in parts]
 
 
 def as_dataset(data):
@@ -181,33 +172,6 @@ def as_dataset(data):
     if isinstance(data, tf.data.Dataset):
         return data
     return tf.data.Dataset.from_tensor_slices(data)
-
-
-def layer_map(layers, inputs, name, training):
-    """A function running Keras preprocessing layers on one input (kept in its dtype)."""
-
-    def apply(features, targets):
-        x = features[name]
-        for layer in layers:
-            x = layer(x, training=training)
-        return {**features, name: tf.cast(x, inputs[name].dtype)}, targets
-
-    return apply
-
-
-def with_shard_policy(dataset, policy):
-    """The dataset, sharded over MultiWorkerMirroredStrategy's workers by `policy`."""
-    options = tf.data.Options()
-    policy = getattr(tf.data.experimental.AutoShardPolicy, policy)
-    options.experimental_distribute.auto_shard_policy = policy
-    return dataset.with_options(options)
-
-
-def model_inputs(inputs):
-    """One keras.Input per declared model input, keyed by name."""
-    return {
-        k: keras.Input(shape=f.shape, dtype=f.dtype, name=k) for k, f in inputs.items()
-    }
 
 
 def regularization_loss(model):
@@ -248,10 +212,8 @@ class RunState(tf.Module):
         self.learning_rate.assign(tf.cast(optimizer.learning_rate, tf.float32))
 
     def record(self, loss, task_losses):
-        """Count the step; remember the first non-finite one (in the replica function).
-
-        Cheaper than skipping (no cond around the update): the loop stops after the
-        running steps, and nothing after the last checkpoint is saved.
+        """Count the step; remember the first non-finite one (cheaper than skipping: the
+        loop stops after the running steps; nothing after the last checkpoint is saved).
         """
         context = tf.distribute.get_replica_context()
         replicas = context.num_replicas_in_sync
@@ -266,30 +228,23 @@ class RunState(tf.Module):
         """Raise FloatingPointError, with the losses, if a non-finite step was seen."""
         if self.bad_step.numpy() < 0:
             return
-        values = ", ".join(
-            f"{k} = {v}" for k, v in zip(self.names, self.bad_losses.numpy())
-        )
-        step = int(self.bad_step.numpy()) + 1
-        raise FloatingPointError(
-            f"the loss became non-finite at step {step} (epoch {epoch}): {values}; "
-            f"nothing after the last good checkpoint ({last_checkpoint}) was saved"
-        )
+        pairs = zip(self.names, self.bad_losses.numpy())
+        values = ", ".join(f"{k} = {v}" for k, v in pairs)
+        step = self.bad_step.numpy() + 1
+        message = f"the loss became non-finite at step {step} (epoch {epoch}): {values}"
+        kept = f"nothing after the last good checkpoint ({last_checkpoint}) was saved"
+        raise FloatingPointError(f"{message}; {kept}")
 
 
 class StandardTrainer:
-    """The loops around a script's per-replica `train_step` and `test_step`.
+    """Runs a subclass's per-replica `train_step` many times per tf.function call.
 
-    As orbit's StandardTrainer: the subclass builds model, optimizer and metrics in the
-    strategy's scope and calls `track`; this class runs many steps per tf.function call,
-    from in-memory arrays or through a distributed tf.data iterator.
+    As orbit's StandardTrainer; from in-memory arrays or a distributed tf.data iterator.
     """
 
     def __init__(self, strategy, directory, train_pipeline, examples_per_update, seed):
-        self.strategy, self.directory, self.pipeline = (
-            strategy,
-            directory,
-            train_pipeline,
-        )
+        self.strategy, self.directory = strategy, directory
+        self.pipeline = train_pipeline
         self.examples_per_update = examples_per_update
         self.seed = seed  # the in-memory order's seed; None: no shuffling
 
@@ -350,9 +305,7 @@ class StandardTrainer:
     def train_from_memory(self, epoch, first_step, steps):
         """Run `steps` steps of `epoch` from `first_step` inside one graph."""
         order = tf.range(self.examples)
-        if (
-            self.seed is not None
-        ):  # seeded per epoch: the data position is (epoch, step)
+        if self.seed is not None:  # seeded per epoch: the position is (epoch, step)
             order = tf.random.experimental.stateless_shuffle(order, [self.seed, epoch])
         for step in tf.range(first_step, first_step + steps):
             self.strategy.run(self.train_step_on_slice, args=(order, step))
@@ -384,10 +337,23 @@ class StandardTrainer:
         return metric_values(self.validation_metrics, prefix="val_")
 
     def restore(self, directory):
-        """Resume from the newest readable checkpoint in `directory`, if any."""
-        if restored := restore_newest_readable(self.checkpoint, directory):
+        """Resume from the newest checkpoint that reads back whole; warn of any other."""
+        state = tf.train.get_checkpoint_state(str(directory))
+        for path in reversed(state.all_model_checkpoint_paths if state else []):
+            try:
+                self.checkpoint.restore(path).assert_existing_objects_matched()
+            except (tf.errors.OpError, ValueError, AssertionError, IndexError) as error:
+                kind = type(error).__name__
+                print(
+                    f"warning: checkpoint {path} is unreadable ({kind}); trying the one "
+                    "before",
+                    file=sys.stderr,
+                )
+                continue
             epoch, step = self.state.epoch.numpy() + 1, self.state.step_in_epoch.numpy()
-            print(f"Resuming from {restored} (epoch {epoch}, step {step})")
+            print(f"Resuming from {path} (epoch {epoch}, step {step})")
+            return path
+        return None
 
     def epoch_values(self, seconds, examples_per_second):
         """The last rate, loss scale (float16), updates skipped so far, and speed."""
@@ -403,9 +369,7 @@ class StandardTrainer:
 
 def metric_values(metrics, prefix=""):
     """The history values of one set of metrics."""
-    return {
-        f"{prefix}{name}": float(metric.result()) for name, metric in metrics.items()
-    }
+    return {f"{prefix}{k}": float(metric.result()) for k, metric in metrics.items()}
 
 
 class Tracker(tf.Module):
@@ -416,19 +380,17 @@ class Tracker(tf.Module):
         self.monitor, self.min_delta = monitor, abs(min_delta)
         if mode == "auto":  # as Keras: accuracy-like metrics are maximised
             words = ("acc", "auc", "precision", "recall", "iou")
-            mode = (
-                "max"
-                if any(w in monitor.removeprefix("val_") for w in words)
-                else "min"
-            )
+            maximise = any(w in monitor.removeprefix("val_") for w in words)
+            mode = "max" if maximise else "min"
         self.mode = mode
-        self.best = tf.Variable(
-            math.inf if mode == "min" else -math.inf, dtype="float64"
-        )
+        initial = math.inf if mode == "min" else -math.inf
+        self.best = tf.Variable(initial, dtype="float64")
 
     def improves(self, value, reference=None):
-        """Whether `value` beats `reference` (the best) by more than min_delta."""
+        """Whether `value` beats `reference` (the best; none yet: NaN) by min_delta."""
         reference = float(self.best.numpy()) if reference is None else reference
+        if math.isnan(reference):
+            return True
         if self.mode == "min":
             return value + self.min_delta < reference
         return value - self.min_delta > reference
@@ -441,6 +403,7 @@ class EarlyStopping(Tracker):
         super().__init__(monitor, mode, min_delta)
         self.patience, self.baseline = patience, options.get("baseline")
         self.start_from_epoch = options.get("start_from_epoch", 0)
+        self.best.assign(math.nan)  # as Keras: the first value is the best so far
         self.wait = tf.Variable(0, dtype=tf.int64)
         self.stopped = tf.Variable(False)
 
@@ -471,14 +434,10 @@ class EarlyStopping(Tracker):
 class ReduceOnPlateau(Tracker):
     """Scale the learning rate by `factor` when `monitor` stops improving."""
 
-    def __init__(
-        self, monitor, factor, patience, mode="auto", min_delta=1e-4, **options
-    ):
+    def __init__(self, monitor, factor, patience, mode="auto", min_delta=1e-4, **more):
         super().__init__(monitor, mode, min_delta)
         self.reduce_by, self.patience = factor, patience
-        self.cooldown, self.min_lr = options.get("cooldown", 0), options.get(
-            "min_lr", 0
-        )
+        self.cooldown, self.min_lr = more.get("cooldown", 0), more.get("min_lr", 0)
         self.factor = tf.Variable(1.0, trainable=False)  # the optimizer's rate reads it
         self.wait = tf.Variable(0, dtype=tf.int64)
         self.cooling = tf.Variable(0, dtype=tf.int64)
@@ -496,22 +455,21 @@ class ReduceOnPlateau(Tracker):
             self.wait.assign(0)
         elif self.cooling.numpy() == 0:
             self.wait.assign_add(1)
-            if self.wait.numpy() >= self.patience and row["lr"] > self.min_lr:
+            # As Keras, the float32 rate against a float32 floor.
+            if self.wait.numpy() >= self.patience and row["lr"] > np.float32(
+                self.min_lr
+            ):
                 self.factor.assign(self.factor * self.reduce_by)
                 self.cooling.assign(self.cooldown)
                 self.wait.assign(0)
                 scale = float(self.factor.numpy())
-                print(
-                    f"{self.monitor} stopped improving: the rate is scaled by {scale:.3g}"
-                )
+                print(f"{self.monitor} stopped improving: rate scaled by {scale:.3g}")
 
 
 class KeepBest(Tracker):
     """The best epoch's weights in `checkpoints/best/`, with its epoch and value."""
 
-    def __init__(
-        self, model, directory, monitor="val_loss", mode="auto", min_delta=0.0
-    ):
+    def __init__(self, model, directory, monitor="val_loss", mode="auto", min_delta=0):
         super().__init__(monitor, mode, min_delta)
         self.weights = tf.train.Checkpoint(model=model)
         self.path = Path(directory) / "checkpoints" / "best" / "weights"
@@ -535,30 +493,13 @@ class KeepBest(Tracker):
             print(f"Restored the weights of the best epoch ({value})")
 
 
-def restore_newest_readable(checkpoint, directory):
-    """Restore the newest checkpoint that reads back whole; warn about any that does not."""
-    state = tf.train.get_checkpoint_state(str(directory))
-    for path in reversed(state.all_model_checkpoint_paths if state else []):
-        try:
-            checkpoint.restore(path).assert_existing_objects_matched()
-            return path
-        except (tf.errors.OpError, ValueError, AssertionError, IndexError) as error:
-            warning = (
-                f"warning: checkpoint {path} is unreadable ({type(error).__name__})"
-            )
-            print(f"{warning}; trying the one before", file=sys.stderr)
-    return None
-
-
 class History:
     """history.jsonl: one JSON object per epoch, rewritten atomically each epoch."""
 
     def __init__(self, read_from, write_to, last_epoch):
         """The rows in `read_from` up to `last_epoch` (later ones are redone)."""
-        source, self.path = (
-            Path(read_from) / "history.jsonl",
-            Path(write_to) / "history.jsonl",
-        )
+        source = Path(read_from) / "history.jsonl"
+        self.path = Path(write_to) / "history.jsonl"
         lines = source.read_text().splitlines() if source.exists() else []
         self.rows = [json.loads(line) for line in lines if line.strip()]
         self.rows = [row for row in self.rows if row["epoch"] <= last_epoch]
@@ -592,35 +533,27 @@ class StopSignals:
         trainer.state.step_in_epoch.assign(step)
         saved = trainer.manager.save(checkpoint_number=trainer.state.steps_run.numpy())
         name, at = signal.Signals(self.received[0]).name, f"{step}/{steps_per_epoch}"
-        print(
-            f"Stopped by {name} at epoch {epoch}, step {at}: saved {saved}; "
-            "run the same command again to resume.",
-            flush=True,
-        )
+        again = "run the same command again to resume."
+        print(f"Stopped by {name} at epoch {epoch}, step {at}: saved {saved}; {again}")
         sys.exit(128 + self.received[0])
 
 
-class Progress:
-    """A Keras progress bar on a terminal; nothing when the output is a file."""
-
-    def __init__(self, steps):
-        self.bar = keras.utils.Progbar(steps) if sys.stdout.isatty() else None
-
-    def update(self, step):
-        if self.bar is not None:
-            self.bar.update(step)
+def progress_bar(steps):
+    """A Keras progress bar's `update` on a terminal; a no-op when output is a file."""
+    bar = keras.utils.Progbar(steps)
+    return bar.update if sys.stdout.isatty() else (lambda step: None)
 
 
 def epoch_line(row, epochs):
     """`Epoch 3/30 - 0.4s - loss: 0.1234 - ... - lr: 0.001`, as Keras prints it."""
     hidden = ("epoch", "lr", "epoch_seconds", "examples_per_second")
-    shown = {k: v for k, v in row.items() if k not in hidden}
-    values = [
-        f"{k}: {v:.4f}" if isinstance(v, float) else f"{k}: {v}"
-        for k, v in shown.items()
-    ]
-    head = f"Epoch {row['epoch']}/{epochs} - {row['epoch_seconds']:.1f}s"
-    return " - ".join([head, *values, f"lr: {row['lr']:.3g}"])
+    parts = [f"Epoch {row['epoch']}/{epochs} - {row['epoch_seconds']:.1f}s"]
+    for key, value in row.items():
+        if key not in hidden:
+            parts.append(
+                f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}"
+            )
+    return " - ".join([*parts, f"lr: {row['lr']:.3g}"])
 
 
 def run(main):

@@ -147,7 +147,9 @@ def test_resume_never_and_exports(build_spec, tmp_path):
     assert [row["epoch"] for row in history] == [1]
     assert (tmp_path / "run" / "model.keras").exists()
     assert (tmp_path / "run" / "saved_model" / "saved_model.pb").exists()
-    assert (tmp_path / "run" / "spec.yaml").read_text().startswith("name: small\n")
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert record["spec"].endswith("small.yaml") and len(record["spec_sha256"]) == 64
+    assert record["argv"] == ["--output-dir", str(tmp_path / "run")] and record["tensorflow"]
 
 
 def test_tensorboard_events_hold_the_expected_tags_and_steps(build_spec, tmp_path):

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from types import SimpleNamespace
 import os
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-
 from conftest import ROOT
 
 spec = importlib.util.spec_from_file_location("tfgen_runtime", ROOT / "generated" / "tfgen_runtime.py")
@@ -87,6 +87,34 @@ def test_early_stopping_equals_keras(case):
     assert (keras_stop is not None) == stops  # the sequence exercises what it is meant to
 
 
+def _stop_epochs(monitor, options, values):
+    """The (1-based) epoch at which Keras and ours first stop (None: never)."""
+    model = _tiny_model()
+    model.stop_training = False
+    theirs = keras.callbacks.EarlyStopping(monitor=monitor, **options)
+    theirs.set_model(model)
+    theirs.on_train_begin()
+    ours = rt.EarlyStopping(monitor, **options)
+    keras_stop = ours_stop = None
+    for epoch0, value in enumerate(values):
+        theirs.on_epoch_end(epoch0, {monitor: value})
+        ours.update({monitor: value}, epoch0 + 1)
+        keras_stop = keras_stop or (epoch0 + 1 if model.stop_training else None)
+        ours_stop = ours_stop or (epoch0 + 1 if ours.should_stop else None)
+    return keras_stop, ours_stop
+
+
+@pytest.mark.parametrize("patience", [
+    0,
+    1,
+    2,
+])
+def test_early_stopping_with_an_infinite_first_value_stops_when_keras_does(patience):
+    """Keras never stops after the first monitored epoch (`epoch > 0`), whatever the value."""
+    keras_stop, ours_stop = _stop_epochs("val_loss", {"patience": patience}, [float("inf")] * 6)
+    assert ours_stop == keras_stop
+
+
 # --- plateau == keras.callbacks.ReduceLROnPlateau ------------------------------------------
 
 def _our_rate(factor, min_lr, initial=1.0):
@@ -150,6 +178,29 @@ def test_plateau_raw_factor_is_the_keras_rate_without_min_lr():
         ours.update({"val_loss": value, "lr": 1.0 * float(ours.factor.numpy())}, epoch0 + 1)
         keras_rate = float(keras.ops.convert_to_numpy(model.optimizer.learning_rate))
         assert 1.0 * float(ours.factor.numpy()) == pytest.approx(keras_rate, rel=1e-6)
+
+
+@pytest.mark.parametrize("min_lr", [
+    0.25,  # exact in float32
+    0.1,  # not exact in float32: Keras compares with np.float32(min_lr)
+])
+def test_plateau_stops_reducing_at_min_lr_as_keras_does(min_lr, capsys):
+    model = _tiny_model()
+    theirs = keras.callbacks.ReduceLROnPlateau(monitor="val_loss", factor=0.5, patience=1, min_lr=min_lr)
+    theirs.set_model(model)
+    theirs.on_train_begin()
+    ours = rt.ReduceOnPlateau("val_loss", factor=0.5, patience=1, min_lr=min_lr)
+    keras_reductions = our_reductions = 0
+    for epoch0 in range(10):
+        keras_before, factor_before = float(model.optimizer.learning_rate), float(ours.factor.numpy())
+        theirs.on_epoch_end(epoch0, {"val_loss": 1.0})
+        # the row's lr is the float32 rate the last step used, as the history reports it
+        ours.update({"val_loss": 1.0, "lr": _our_rate(factor_before, min_lr)}, epoch0 + 1)
+        keras_reductions += float(model.optimizer.learning_rate) != keras_before
+        our_reductions += float(ours.factor.numpy()) != factor_before
+    assert keras_reductions > 0
+    assert our_reductions == keras_reductions
+    assert capsys.readouterr().out.count("stopped improving") == keras_reductions
 
 
 # --- history --------------------------------------------------------------------------------
@@ -219,6 +270,14 @@ def test_history_append_is_atomic(tmp_path, monkeypatch):
 
 # --- checkpoint fallback --------------------------------------------------------------------
 
+def restore_newest_readable(checkpoint, directory):
+    """StandardTrainer.restore over a bare checkpoint (the state only feeds its resume line)."""
+    trainer = rt.StandardTrainer.__new__(rt.StandardTrainer)
+    trainer.checkpoint = checkpoint
+    trainer.state = SimpleNamespace(epoch=tf.Variable(0), step_in_epoch=tf.Variable(0))
+    return trainer.restore(directory)
+
+
 def _three_checkpoints(directory):
     checkpoint = tf.train.Checkpoint(v=tf.Variable(0.0))
     manager = tf.train.CheckpointManager(checkpoint, str(directory), max_to_keep=5)
@@ -236,7 +295,7 @@ def test_restore_newest_readable_falls_back_past_a_corrupt_checkpoint(tmp_path, 
     with open(data, "r+b") as f:
         f.truncate(int(data.stat().st_size * keep))
     fresh = tf.train.Checkpoint(v=tf.Variable(-1.0))
-    restored = rt.restore_newest_readable(fresh, tmp_path)
+    restored = restore_newest_readable(fresh, tmp_path)
     assert restored == paths[1]
     assert float(fresh.v.numpy()) == 2.0
     err = capsys.readouterr().err
@@ -247,18 +306,18 @@ def test_restore_newest_readable_falls_back_past_a_corrupt_checkpoint(tmp_path, 
 def test_restore_newest_readable_takes_the_newest_when_it_reads(tmp_path, capsys):
     paths = _three_checkpoints(tmp_path)
     fresh = tf.train.Checkpoint(v=tf.Variable(-1.0))
-    assert rt.restore_newest_readable(fresh, tmp_path) == paths[2]
+    assert restore_newest_readable(fresh, tmp_path) == paths[2]
     assert float(fresh.v.numpy()) == 3.0
     assert "warning" not in capsys.readouterr().err
 
 
 def test_restore_newest_readable_with_none_readable(tmp_path, capsys):
     empty = tf.train.Checkpoint(v=tf.Variable(-1.0))
-    assert rt.restore_newest_readable(empty, tmp_path / "none") is None
+    assert restore_newest_readable(empty, tmp_path / "none") is None
     paths = _three_checkpoints(tmp_path)
     for path in paths:
         (tmp_path / (os.path.basename(path) + ".data-00000-of-00001")).write_bytes(b"")
-    assert rt.restore_newest_readable(empty, tmp_path) is None
+    assert restore_newest_readable(empty, tmp_path) is None
     err = capsys.readouterr().err
     assert all(path in err for path in paths)
 

@@ -85,7 +85,8 @@ def test_preprocess_applies_everywhere_and_augment_to_training_only(build_spec, 
     spec["data"]["train"].pop("shuffle")
     module = load_module(build_spec(spec))
     train_ds, validation_ds = module.build_datasets(synthetic=True)
-    raw_train, raw_validation = module.synthetic_arrays(256, seed=1), module.synthetic_arrays(64, seed=2)
+    raw_train = module.rt.synthetic_arrays(256, module.INPUTS, module.TARGETS, seed=1)
+    raw_validation = module.rt.synthetic_arrays(64, module.INPUTS, module.TARGETS, seed=2)
     validation_batch = next(iter(validation_ds))[0]["image"].numpy()
     np.testing.assert_allclose(validation_batch, raw_validation[0]["image"][:32] * 10.0, rtol=1e-6)
     flipped = 0

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import difflib
+import io
 import json
+import tokenize
 
 import pytest
 import yaml
@@ -244,30 +246,104 @@ def _string_fields(spec: dict):
     yield lambda s, v: s["data"]["train"].__setitem__("source", {"type": "python", "function": "m:f", "kwargs": {v: v}}), "python kwargs"
     yield lambda s, v: s.__setitem__("name", v), "name"
     yield lambda s, v: s["data"]["train"].__setitem__("source", {"type": "python", "function": v}), "function"
-    yield lambda s, v: s["model"]["inputs"].__setitem__(v, {"shape": [2]}), "input name"
+    yield lambda s, v: s["model"].__setitem__("inputs", {v: {"shape": [8]}}), "input name"
 
 
 def _constants(text: str) -> set:
     return {node.value for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Constant)}
 
 
+# Tokens that hold text rather than code (Python 3.12+ splits f-strings into the last three).
+TEXT_TOKENS = {tokenize.STRING, tokenize.COMMENT} | {
+    getattr(tokenize, name) for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END") if hasattr(tokenize, name)}
+
+
+def _code_only(text: str) -> str:
+    """The script with every string literal and comment blanked out (line breaks kept): its code."""
+    lines = io.StringIO(text).readlines()  # split as the tokenizer splits: on "\n" only
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    chars = list(text)
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type in TEXT_TOKENS:
+            begin = starts[token.start[0] - 1] + token.start[1]
+            end = starts[token.end[0] - 1] + token.end[1]
+            chars[begin:end] = [c if c == "\n" else " " for c in chars[begin:end]]
+    return "".join(chars)
+
+
+def _identifiers(text: str) -> set[str]:
+    """The names the script's code uses (not those inside strings or comments)."""
+    return {token.string for token in tokenize.generate_tokens(io.StringIO(text).readline) if token.type == tokenize.NAME}
+
+
+def _text_only_problems(text: str, plain_text: str, what: str) -> list[str]:
+    """Why the payloads did not land only inside string literals or comments ([] if they did).
+
+    `plain_text` is the same spec built with a plain value in the same field: the adversarial
+    value may add no name to the code, so a line break in a comment cannot start a statement.
+    """
+    problems = []
+    try:
+        tree = ast.parse(text)
+        compile(text, what, "exec")
+    except SyntaxError as error:
+        return [f"{what}: the script does not compile: {error}"]
+    code = _code_only(text)
+    for marker in ("__import__", "pwned", ".system("):
+        if marker in code:
+            line = next(line for line in code.splitlines() if marker in line)
+            problems.append(f"{what}: {marker!r} outside string literals and comments: {line.strip()!r}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "__import__":
+            problems.append(f"{what}: the code uses `__import__` (line {node.lineno})")
+        if isinstance(node, ast.Attribute) and node.attr == "system":
+            problems.append(f"{what}: the code calls `.system` (line {node.lineno})")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__":
+            problems.append(f"{what}: a call of `__import__` (line {node.lineno})")
+    added = _identifiers(code) - _identifiers(_code_only(plain_text))
+    if added:
+        problems.append(f"{what}: names in the code that a plain value does not bring: {sorted(added)}")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def plain_scripts(tmp_path_factory) -> list[str | None]:
+    """Per string field, the script built with a plain value in it (None if it takes neither)."""
+    folder, scripts = tmp_path_factory.mktemp("plain"), []
+    for index, (setter, _) in enumerate(_string_fields(base_spec())):
+        scripts.append(None)
+        for plain in ("plain_text", "plain.module:plain_function"):
+            spec = base_spec()
+            setter(spec, plain)
+            try:
+                scripts[-1] = _script(_write(folder / f"plain{index}.yaml", spec), folder).text
+                break
+            except SpecError:
+                continue
+    return scripts
+
+
 @pytest.mark.parametrize("value", ADVERSARIAL)
-def test_adversarial_strings_are_rejected_or_land_as_literals(tmp_path, value):
+def test_adversarial_strings_are_rejected_or_land_as_literals(tmp_path, value, plain_scripts):
+    landed = 0
     for index, (setter, what) in enumerate(_string_fields(base_spec())):
         spec = base_spec()
         setter(spec, value)
         path = tmp_path / f"s{index}.yaml"
         _write(path, spec)
         try:
-            (target,) = plan_targets([path], tmp_path)
+            target = _script(path, tmp_path)
         except SpecError as error:
             assert all(issue.line >= 1 and issue.field for issue in error.issues), (what, str(error))
             continue
-        assert value in _constants(target.text) or f"{value}" in {str(c) for c in _constants(target.text)}, what
-        assert "pwned" not in "".join(
-            line for line in target.text.splitlines() if not line.lstrip().startswith(("#",)) and "pwned" in line
-            and not any(q in line for q in ('"', "'"))
-        )
+        landed += 1
+        assert value in _constants(target.text), what
+        plain = plain_scripts[index]
+        assert plain is not None, f"{what}: takes {value!r} but no plain value"
+        assert _text_only_problems(target.text, plain, what) == []
+    assert landed, f"{value!r}: every field rejected it, so nothing was checked"
 
 
 names = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True).filter(lambda s: s not in {"if", "in", "is", "or", "as", "def", "for", "and", "not", "del", "try", "with", "case", "type", "match"})

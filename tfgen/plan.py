@@ -37,7 +37,7 @@ SCRIPT_NAMES = frozenset(
     build_optimizer WarmUp ScaledOnPlateau build_metrics per_example_losses mean_per_example
     total_loss update_metrics UncertaintyWeighting MovingAverageWeighting
     skip_everywhere_if_nonfinite clip_across_replicas apply_unless_nonfinite Summaries Profiler
-    Trainer train_epoch end_epoch fit main""".split()
+    shard_options layer_map Trainer train_epoch end_epoch fit main""".split()
 )
 
 
@@ -195,7 +195,8 @@ class DataView:
     bucketing: dict[str, str] | None
     preprocess: list[str]
     augment: list[str]
-    layer_input: str | None  # the input preprocessing and augmentation layers apply to
+    layer_input: str | None  # the input preprocessing and augmentation layers apply to (literal)
+    layer_input_name: str
     placement: Placement
     shard_policy: str | None
     shard_reason: str
@@ -490,6 +491,7 @@ def _data(spec: Spec) -> DataView:
         preprocess=[keras_call(layer, "layers") for layer in train.preprocess],
         augment=[keras_call(layer, "layers") for layer in train.augment],
         layer_input=literal(next(iter(spec.model.inputs))) if train.preprocess or train.augment else None,
+        layer_input_name=next(iter(spec.model.inputs)),
         placement=Placement(resolve_in_memory(spec)),
         shard_policy=shard_policy,
         shard_reason=shard_reason,

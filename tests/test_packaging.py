@@ -1,0 +1,108 @@
+"""Packaging: `pip install tfgen` is the generator alone; the training stack is the `train` extra."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, SPECS, run_tfgen
+
+TRAIN_STACK = {"tensorflow", "keras", "tensorboard", "numpy", "scikit-learn"}
+GENERATOR = {"pydantic", "pyyaml", "jinja2", "black"}
+
+
+def _project() -> dict:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        tomllib = pytest.importorskip("tomli")
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def _name(requirement: str) -> tuple[str, set[str]]:
+    """A requirement's normalised distribution name and the extras it asks for."""
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?", requirement)
+    assert match, requirement
+    extras = {extra.strip() for extra in (match.group(2) or "").split(",") if extra.strip()}
+    return re.sub(r"[-_.]+", "-", match.group(1)).lower(), extras
+
+
+def _names(requirements: list[str]) -> set[str]:
+    return {_name(requirement)[0] for requirement in requirements}
+
+
+def _reached(project: dict, extra: str, seen: frozenset = frozenset()) -> set[str]:
+    """Every distribution `pip install "tfgen[extra]"` asks for, through self-references like tfgen[train]."""
+    names = _names(project["dependencies"])
+    for requirement in project["optional-dependencies"][extra]:
+        name, extras = _name(requirement)
+        if name == project["name"]:
+            for inner in extras - seen - {extra}:
+                names |= _reached(project, inner, seen | {extra})
+        else:
+            names.add(name)
+    return names
+
+
+def test_base_install_is_the_generator_alone():
+    base = _names(_project()["dependencies"])
+    assert GENERATOR <= base, base
+    assert not base & TRAIN_STACK, f"`pip install tfgen` would pull in {sorted(base & TRAIN_STACK)}"
+
+
+def test_train_extra_holds_the_training_stack():
+    train = _names(_project()["optional-dependencies"]["train"])
+    assert TRAIN_STACK <= train, sorted(TRAIN_STACK - train)
+
+
+def test_dev_extra_reaches_everything_the_tests_need():
+    project = _project()
+    dev = _reached(project, "dev")
+    needed = TRAIN_STACK | GENERATOR | {"pytest", "hypothesis", "matplotlib", "ruff"}
+    assert needed <= dev, sorted(needed - dev)
+    # ruff is pinned to one minor release, as black is to one style year: their defaults move.
+    (ruff,) = [r for r in project["optional-dependencies"]["dev"] if _name(r)[0] == "ruff"]
+    assert re.sub(r"\s", "", ruff.split(";")[0].split("#")[0]) == "ruff>=0.17.6,<0.18", ruff
+    (black,) = [r for r in project["dependencies"] if _name(r)[0] == "black"]
+    assert "<" in black, black
+
+
+def test_readme_install_command_installs_the_dev_extra():
+    assert 'pip install -e ".[dev]"' in (ROOT / "README.md").read_text()
+    assert '-e ".[dev]"' in (ROOT / ".ci" / "run").read_text()
+
+
+BLOCKED = ("tensorflow", "keras", "numpy", "tensorboard", "sklearn")
+
+
+def _blocker(folder):
+    """A sitecustomize.py that makes the training stack unimportable in any Python started with it."""
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.split('.')[0] in {BLOCKED!r}:\n"
+        "            raise ImportError(f'{name} is blocked in this test')\n"
+        "sys.meta_path.insert(0, Block())\n"
+    )
+    return {"PYTHONPATH": str(folder)}
+
+
+def test_build_and_check_work_without_tensorflow_keras_or_numpy(tmp_path):
+    env = _blocker(tmp_path / "blocker")
+    for module in BLOCKED:  # the blocker really blocks
+        probe = subprocess.run([sys.executable, "-c", f"import {module}"], env=env, capture_output=True, text=True)
+        assert probe.returncode != 0 and "blocked" in probe.stderr, (module, probe.stderr)
+    specs = [str(spec.relative_to(ROOT)) for spec in SPECS]
+    out = tmp_path / "out"
+    built = run_tfgen("build", *specs, "--out", str(out), env=env)
+    assert built.returncode == 0, built.stderr
+    assert sorted(path.name for path in out.glob("*.py")) == sorted([*(f"{spec.stem}.py" for spec in SPECS),
+                                                                     "tfgen_runtime.py"])
+    checked = run_tfgen("check", *specs, "--out", str(out), env=env)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert run_tfgen("--help", env=env).returncode == 0
