@@ -50,7 +50,8 @@ class RunDirectory:
         replicas, batch = strategy.num_replicas_in_sync, global_batch_size
         if batch % replicas:
             raise ValueError(f"batch_size {batch} does not split into {replicas}")
-        print(f"{replicas} replica(s): global batch {batch}, {batch // replicas} per replica")
+        share = f"{batch // replicas} per replica"
+        print(f"{replicas} replica(s): global batch {batch}, {share}")
         self.output = self.write = Path(output_dir)
         cluster = getattr(strategy, "cluster_resolver", None)
         self.chief = cluster is None or cluster.task_type in (None, "chief")
@@ -88,7 +89,7 @@ def checked_arrays(arrays, fields, what):
     """Name, cast and shape-check a source's arrays against the inputs or targets."""
     if not isinstance(arrays, dict):
         if len(fields) > 1:
-            raise ValueError(f"the source gave one array for the {what}s {list(fields)}")
+            raise ValueError(f"one array for the {what}s {list(fields)}: give a dict")
         arrays = {next(iter(fields)): arrays}
     checked = {}
     for name, field in fields.items():
@@ -251,8 +252,7 @@ class StandardTrainer:
             # With (epoch, step_in_epoch) these make the rest of a resumed epoch exact.
             train_metrics=[v for m in self.train_metrics.values() for v in m.variables],
             random_state=[v for v in self.model.variables if "seed_gen" in v.path],
-            **objects,
-        )
+            **objects)
         directory = self.directory / "checkpoints"
         self.manager = tf.train.CheckpointManager(self.checkpoint, directory, keep)
 
@@ -337,9 +337,8 @@ class StandardTrainer:
             try:
                 self.checkpoint.restore(path).assert_existing_objects_matched()
             except (tf.errors.OpError, ValueError, AssertionError, IndexError) as error:
-                kind = type(error).__name__
-                print(f"warning: checkpoint {path} is unreadable ({kind}); trying the one "
-                      "before", file=sys.stderr)
+                kind = f"unreadable ({type(error).__name__})"
+                print(f"warning: {path} is {kind}; trying the one before", file=sys.stderr)
                 continue
             epoch, step = self.state.epoch.numpy() + 1, self.state.step_in_epoch.numpy()
             print(f"Resuming from {path} (epoch {epoch}, step {step})")
@@ -446,8 +445,8 @@ class ReduceOnPlateau(Tracker):
             self.wait.assign(0)
         elif self.cooling.numpy() == 0:
             self.wait.assign_add(1)
-            # As Keras, the float32 rate against a float32 floor.
-            if self.wait.numpy() >= self.patience and row["lr"] > np.float32(self.min_lr):
+            above_floor = row["lr"] > np.float32(self.min_lr)  # float32, as Keras
+            if self.wait.numpy() >= self.patience and above_floor:
                 self.factor.assign(self.factor * self.reduce_by)
                 self.cooling.assign(self.cooldown)
                 self.wait.assign(0)
@@ -539,7 +538,8 @@ def epoch_line(row, epochs):
     parts = [f"Epoch {row['epoch']}/{epochs} - {row['epoch_seconds']:.1f}s"]
     for key, value in row.items():
         if key not in hidden:
-            parts.append(f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}")
+            shown = f"{value:.4f}" if isinstance(value, float) else value
+            parts.append(f"{key}: {shown}")
     return " - ".join([*parts, f"lr: {row['lr']:.3g}"])
 
 

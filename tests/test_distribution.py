@@ -150,8 +150,8 @@ def test_in_memory_path_equals_the_tf_data_path_on_unshuffled_data(build_spec, t
         spec = _spec()
         spec["data"]["train"]["in_memory"] = in_memory
         script = build_spec(spec, stem=f"mem{in_memory}")
-        assert ("def train_from_memory" in script.read_text()) == in_memory
-        assert ("def train_from_iterator" in script.read_text()) != in_memory
+        placement = '"memory"' if in_memory else '"stream"'
+        assert f"trainer.use_data(train, {placement}" in script.read_text()
         load_module(script).main(["--output-dir", str(tmp_path / f"m{in_memory}"), "--epochs", "2"])
         weights.append(keras.models.load_model(tmp_path / f"m{in_memory}" / "model.keras").get_weights())
     for a, b in zip(*weights):

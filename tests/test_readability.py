@@ -16,10 +16,10 @@ from tfgen.render import RUNTIME_FILE
 
 GENERATED = ROOT / "generated"
 SCRIPTS = [GENERATED / f"{spec.stem}.py" for spec in SPECS]
-# Issue 10 asks digits <= 250 and the support module <= 500: not reached yet (271 and 631 at
-# the time of writing); these ceilings stop them growing while the work goes on.
-DIGITS_CEILING = 275
-RUNTIME_CEILING = 640
+# Issue 10 asks digits <= 250 (met) and the support module <= 500: not reached yet (556); the
+# ceiling stops it growing while the work goes on.
+DIGITS_CEILING = 250
+RUNTIME_CEILING = 560
 
 
 def functions(tree: ast.AST):
@@ -51,7 +51,7 @@ def test_every_script_is_at_most_350_lines():
     assert all(size <= 350 for size in sizes.values()), sizes
 
 
-def test_digits_and_support_module_stay_under_their_ceilings():
+def test_digits_and_the_support_module_stay_under_their_ceilings():
     assert lines(GENERATED / "digits.py") <= DIGITS_CEILING
     assert lines(GENERATED / RUNTIME_FILE) <= RUNTIME_CEILING
 
