@@ -148,12 +148,12 @@ def update_metrics(metrics, y_true, y_pred, loss, task_losses):
     metrics["mask_binary_accuracy"].update_state(y_true["mask"], y_pred["mask"])
 
 
-class UncertaintyWeighting(tf.Module):
-    """One trainable log-variance per task (Kendall, Gal and Cipolla, 2018)."""
+class LossWeighting(tf.Module):
+    """Uncertainty weighting: one trainable log-variance per task (Kendall et al., 2018)."""
 
-    def __init__(self, weights):
+    def __init__(self):
         super().__init__()
-        self.weights = weights
+        self.weights = LOSS_WEIGHTS
         self.log_variances = {
             name: tf.Variable(0.0, name=f"{name}_log_variance") for name in weights
         }
@@ -167,6 +167,9 @@ class UncertaintyWeighting(tf.Module):
                 self.weights[name] * (tf.exp(-log_variance) * loss + log_variance)
             )
         return tf.add_n(terms)
+
+    def update(self, task_losses):
+        """Nothing to do: the log-variances are trained with the model."""
 
     def row(self):
         """The weights now, for the history."""
@@ -197,7 +200,7 @@ class Trainer(rt.StandardTrainer):
         with strategy.scope():
             self.model = build_model()
             self.optimizer = build_optimizer()
-            self.weighting = UncertaintyWeighting(LOSS_WEIGHTS)
+            self.weighting = LossWeighting()
             self.variables = [
                 *self.model.trainable_variables,
                 *self.weighting.trainable_variables,
@@ -236,6 +239,7 @@ class Trainer(rt.StandardTrainer):
         self.state.record_rate(self.optimizer)
         self.optimizer.apply_gradients(zip(gradients, self.variables))
         self.state.record(loss, task_losses)
+        self.weighting.update(task_losses)
 
     def test_step(self, features, targets):
         """Validation metrics of one batch on this replica."""

@@ -35,7 +35,7 @@ SCRIPT_NAMES = frozenset(
     make_strategy load_data load_npz load_tfrecord load_keras_dataset train_pipeline
     validation_pipeline build_datasets build_preprocessing build_augmentation build_model
     build_optimizer WarmUp ScaledOnPlateau build_metrics per_example_losses mean_per_example
-    total_loss update_metrics UncertaintyWeighting MovingAverageWeighting
+    total_loss update_metrics LossWeighting
     skip_everywhere_if_nonfinite clip_across_replicas apply_unless_nonfinite Summaries Profiler
     shard_options layer_map Trainer train_epoch end_epoch fit main""".split()
 )
