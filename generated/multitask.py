@@ -155,7 +155,7 @@ class LossWeighting(tf.Module):
         super().__init__()
         self.weights = LOSS_WEIGHTS
         self.log_variances = {
-            name: tf.Variable(0.0, name=f"{name}_log_variance") for name in weights
+            name: tf.Variable(0.0, name=f"{name}_log_variance") for name in LOSS_WEIGHTS
         }
 
     def total(self, task_losses):
