@@ -6,19 +6,21 @@ Data: `keras.datasets.cifar10` (train split).
 Model: 12 shared layers; outputs `label` (SparseCategoricalCrossentropy).
 Optimizer: SGD.
 
-`python cifar.py --help` lists the options. Writes history.jsonl, run.json, checkpoints/
-and the model under the output directory; a rerun resumes. Shared code: tfgen_runtime.py.
+`python cifar.py --help` lists the options; a rerun resumes (tfgen_runtime.py: shared code).
 """
 
+import os
 import sys
 import time
 from pathlib import Path
 
+# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
 import keras
 import tensorflow as tf
 
-# The support module sits beside this script: importable from any working directory.
-sys.path.append(str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))  # tfgen_runtime.py is here
 import tfgen_runtime as rt
 
 SEED = 0
@@ -255,7 +257,7 @@ class Trainer(rt.StandardTrainer):
         gradients = skip_everywhere_if_nonfinite(gradients)
         self.state.record_rate(self.optimizer)
         self.optimizer.apply_gradients(zip(gradients, self.variables))
-        self.state.record(loss, task_losses)
+        self.state.record(loss, task_losses, self.optimizer)
 
     def test_step(self, features, targets):
         """Validation metrics of one batch on this replica."""
@@ -289,21 +291,19 @@ def end_epoch(trainer, row, history, epochs):
     print(rt.epoch_line(row, epochs), flush=True)
 
 
-def fit(trainer, validation, run, epochs, steps_per_epoch):
+def fit(trainer, validation, history, epochs, steps_per_epoch):
     """The epoch loop: train, validate, track, checkpoint and log; returns the history."""
     first_epoch = int(trainer.state.epoch.numpy()) + 1
     first_step = int(trainer.state.step_in_epoch.numpy())
-    history = rt.History(run.output, run.write, last_epoch=first_epoch - 1)
     with rt.StopSignals() as stop:
         for epoch in range(first_epoch, epochs + 1):
             started = time.perf_counter()
             step = first_step if epoch == first_epoch else 0
             train_epoch(trainer, epoch, step, steps_per_epoch, stop)
-            examples = (steps_per_epoch - step) * EXAMPLES_PER_UPDATE
-            speed = examples / (time.perf_counter() - started)
+            trained = time.perf_counter()
             row = {"epoch": epoch, **rt.metric_values(trainer.train_metrics)}
             row.update(trainer.evaluate(validation))
-            row.update(trainer.epoch_values(time.perf_counter() - started, speed))
+            row.update(trainer.epoch_values(started, trained, steps_per_epoch - step))
             end_epoch(trainer, row, history, epochs)
     return history.rows
 
@@ -313,20 +313,20 @@ def main(argv=None):
     args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR)
     # Synchronous data parallelism over this machine's devices.
     strategy = tf.distribute.MirroredStrategy()
-    run = rt.RunDirectory(args.output_dir, strategy, GLOBAL_BATCH_SIZE)
+    run = rt.RunDirectory(args, strategy, GLOBAL_BATCH_SIZE, __file__)
     keras.utils.set_random_seed(SEED)
     train, validation = load_data(synthetic=args.synthetic)
     trainer = Trainer(strategy, run.write)
     steps_per_epoch = trainer.use_data(train, "stream", args.steps_per_epoch)
-    if not args.fresh:
-        trainer.restore(run.output / "checkpoints")
-    run.record(__file__, argv)
+    history = run.resume(trainer, argv)
+    if history.finished:
+        return history.rows
     validation = validation_pipeline(validation)
     validation = strategy.experimental_distribute_dataset(validation)
-    history = fit(trainer, validation, run, args.epochs, steps_per_epoch)
+    fit(trainer, validation, history, args.epochs, steps_per_epoch)
     if run.finish():  # only the chief keeps the final model
         trainer.model.save(run.output / "model.keras")
-    return history
+    return history.rows
 
 
 if __name__ == "__main__":

@@ -16,10 +16,10 @@ from tfgen.render import RUNTIME_FILE
 
 GENERATED = ROOT / "generated"
 SCRIPTS = [GENERATED / f"{spec.stem}.py" for spec in SPECS]
-# Issue 10 asks digits <= 250 (met) and the support module <= 500: not reached yet (556); the
-# ceiling stops it growing while the work goes on.
+# Issue 10 asks digits <= 250 (met) and the support module <= 500: not met (556 after issue 10,
+# 744 with issue 11's run-safety and data checks); the ceiling stops it growing unnoticed.
 DIGITS_CEILING = 250
-RUNTIME_CEILING = 560
+RUNTIME_CEILING = 750
 
 
 def functions(tree: ast.AST):

@@ -270,16 +270,23 @@ def test_history_append_is_atomic(tmp_path, monkeypatch):
 
 # --- checkpoint fallback --------------------------------------------------------------------
 
-def restore_newest_readable(checkpoint, directory):
+IDENTITY = json.dumps({"spec_sha256": "a" * 64, "variables": []})
+
+
+def restore_newest_readable(checkpoint, directory, spec_sha256="a" * 64):
     """StandardTrainer.restore over a bare checkpoint (the state only feeds its resume line)."""
     trainer = rt.StandardTrainer.__new__(rt.StandardTrainer)
-    trainer.checkpoint = checkpoint
+    trainer.checkpoint, trainer.shapes = checkpoint, []
     trainer.state = SimpleNamespace(epoch=tf.Variable(0), step_in_epoch=tf.Variable(0))
-    return trainer.restore(directory)
+    return trainer.restore(directory, spec_sha256)
+
+
+def _checkpoint(value, identity=IDENTITY):
+    return tf.train.Checkpoint(v=tf.Variable(value), identity=tf.Variable(identity))
 
 
 def _three_checkpoints(directory):
-    checkpoint = tf.train.Checkpoint(v=tf.Variable(0.0))
+    checkpoint = _checkpoint(0.0)
     manager = tf.train.CheckpointManager(checkpoint, str(directory), max_to_keep=5)
     paths = []
     for value in (1.0, 2.0, 3.0):
@@ -294,7 +301,7 @@ def test_restore_newest_readable_falls_back_past_a_corrupt_checkpoint(tmp_path, 
     data = tmp_path / (os.path.basename(paths[2]) + ".data-00000-of-00001")
     with open(data, "r+b") as f:
         f.truncate(int(data.stat().st_size * keep))
-    fresh = tf.train.Checkpoint(v=tf.Variable(-1.0))
+    fresh = _checkpoint(-1.0)
     restored = restore_newest_readable(fresh, tmp_path)
     assert restored == paths[1]
     assert float(fresh.v.numpy()) == 2.0
@@ -305,14 +312,14 @@ def test_restore_newest_readable_falls_back_past_a_corrupt_checkpoint(tmp_path, 
 
 def test_restore_newest_readable_takes_the_newest_when_it_reads(tmp_path, capsys):
     paths = _three_checkpoints(tmp_path)
-    fresh = tf.train.Checkpoint(v=tf.Variable(-1.0))
+    fresh = _checkpoint(-1.0)
     assert restore_newest_readable(fresh, tmp_path) == paths[2]
     assert float(fresh.v.numpy()) == 3.0
     assert "warning" not in capsys.readouterr().err
 
 
 def test_restore_newest_readable_with_none_readable(tmp_path, capsys):
-    empty = tf.train.Checkpoint(v=tf.Variable(-1.0))
+    empty = _checkpoint(-1.0)
     assert restore_newest_readable(empty, tmp_path / "none") is None
     paths = _three_checkpoints(tmp_path)
     for path in paths:
@@ -392,15 +399,15 @@ def test_checked_arrays_casts_names_and_flattens_label_columns():
 def test_checked_arrays_rejects_a_wrong_shape_naming_the_array(array):
     fields = {"pixels": rt.Field((4, 2), "float32"), "extra": rt.Field((), "int32")}
     arrays = {"pixels": array, "extra": np.zeros(5)}
-    with pytest.raises(ValueError, match=r"input `pixels`"):
+    with pytest.raises(rt.UserError, match=r"inputs\.pixels has examples of shape"):
         rt.checked_arrays(arrays, fields, "input")
 
 
 def test_checked_arrays_rejects_missing_or_unnamed_arrays():
     fields = {"a": rt.Field((2,), "float32"), "b": rt.Field((2,), "float32")}
-    with pytest.raises(ValueError, match="`b`"):
+    with pytest.raises(rt.UserError, match="`b`"):
         rt.checked_arrays({"a": np.zeros((3, 2))}, fields, "input")
-    with pytest.raises(ValueError, match="one array"):
+    with pytest.raises(rt.UserError, match="one array"):
         rt.checked_arrays(np.zeros((3, 2)), fields, "input")
 
 
@@ -462,3 +469,54 @@ def test_epoch_line():
     row = {"epoch": 3, "loss": 0.123456, "val_loss": 0.2, "skipped_steps": 0, "lr": 0.001,
            "epoch_seconds": 0.41, "examples_per_second": 1234.5}
     assert rt.epoch_line(row, 30) == "Epoch 3/30 - 0.4s - loss: 0.1235 - val_loss: 0.2000 - skipped_steps: 0 - lr: 0.001"
+
+
+def test_a_checkpoint_of_another_spec_is_refused_before_anything_is_restored(tmp_path):
+    _three_checkpoints(tmp_path)
+    fresh = _checkpoint(-1.0)
+    with pytest.raises(rt.UserError, match=r"ckpt-3 is of another run \(the spec changed since\)"):
+        restore_newest_readable(fresh, tmp_path, spec_sha256="b" * 64)
+    assert float(fresh.v.numpy()) == -1.0
+
+
+def test_a_checkpoint_of_another_model_names_the_first_changed_variable(tmp_path):
+    ours = json.dumps({"spec_sha256": "a" * 64, "variables": [["dense/kernel", [10, 64]]]})
+    theirs = {"spec_sha256": "a" * 64, "variables": [["dense/kernel", [10, 128]]]}
+    with pytest.raises(rt.UserError, match=r"variable dense/kernel was \(10, 128\), is \(10, 64\) now"):
+        rt.refuse_another_run("ckpt-1", theirs, json.loads(ours))
+    rt.refuse_another_run("ckpt-1", json.loads(ours), json.loads(ours))  # the same run: no error
+
+
+def test_the_checkpoint_list_is_rebuilt_from_the_files_when_the_state_file_is_garbage(tmp_path):
+    paths = _three_checkpoints(tmp_path)
+    (tmp_path / "checkpoint").write_text("garbage {{{")
+    assert rt.checkpoint_paths(tmp_path) == paths
+    fresh = _checkpoint(-1.0)
+    assert restore_newest_readable(fresh, tmp_path) == paths[2]
+    assert float(fresh.v.numpy()) == 3.0
+
+
+def test_lossy_casts_and_labels_outside_the_classes_are_refused_naming_a_row():
+    floats = {"x": rt.Field((), "uint8")}
+    with pytest.raises(rt.UserError, match=r"inputs\.x: 2 values change when cast to uint8, e\.g\. 0\.5 at row 1"):
+        rt.checked_arrays({"x": np.array([0.0, 0.5, 0.25])}, floats, "input")
+    labels = {"y": rt.Field((), "int32", classes=10)}
+    with pytest.raises(rt.UserError, match=r"targets\.y: 1 values change when cast to int32, e\.g\. 3\.7 at row 2"):
+        rt.checked_arrays({"y": np.array([1.0, 2.0, 3.7])}, labels, "target")
+    with pytest.raises(rt.UserError, match=r"targets\.y: 1 values change when cast to int32, e\.g\. nan at row 0"):
+        rt.checked_arrays({"y": np.array([np.nan, 2.0])}, labels, "target")
+    with pytest.raises(rt.UserError, match=r"targets\.y: 2 labels outside \[0, 10\), e\.g\. 12 at row 5"):
+        rt.checked_arrays({"y": np.array([0, 1, 2, 3, 4, 12, -1])}, labels, "target")
+    assert rt.checked_arrays({"y": np.array([1.0, 9.0])}, labels, "target")["y"].tolist() == [1, 9]
+
+
+def test_inputs_and_targets_of_different_lengths_are_refused():
+    with pytest.raises(rt.UserError, match=r"different numbers of rows: \{'x': 640, 'y': 600\}"):
+        rt.named_examples((np.zeros((640, 2)), np.zeros(600)), {"x": rt.Field((2,), "float32")},
+                          {"y": rt.Field((), "float32")})
+
+
+def test_a_garbage_history_is_refused_naming_the_file_and_line(tmp_path):
+    (tmp_path / "history.jsonl").write_text('{"epoch": 1, "loss": 1.0}\n{"epoch": 2, "lo')
+    with pytest.raises(rt.UserError, match=r"history\.jsonl line 2 is not a history row"):
+        rt.History(tmp_path, tmp_path, last_epoch=5)

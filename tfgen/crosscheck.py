@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
+from typing import Any
 
 from . import catalog
 from .errors import SpecIssue
-from .loader import Located
-from .names import has_validation, history_keys, metric_keys, output_names
+from .loader import Loc, Located, walk
+from .names import FIXED_KEYS, VALIDATION_PREFIX, has_validation, history_keys, metric_key, output_names
 from .spec import Spec
+from .spec.model import Residual
 
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
 
@@ -37,11 +40,42 @@ def _outputs(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                     f"(outputs: {', '.join(outputs)})",
                     key=True,
                 )
-    seen: dict[str, int] = {}
-    for output, key, _ in metric_keys(spec):
-        seen[key] = seen.get(key, 0) + 1
-        if seen[key] == 2:
-            yield doc.issue(("metrics", output), f"two metrics of `{output}` are both named `{key}`; give one a `name`")
+
+
+def _history(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    """Each history key is written by one thing: a metric or an output never takes another's key
+    (or a fixed one), and only validation values start with `val_` (see `names.history_keys`)."""
+    outputs = output_names(spec)
+    where = ("model", "outputs") if spec.model.builder is None else ("targets",)
+    several = len(outputs) > 1
+    taken = {**FIXED_KEYS, "loss": "the total loss"}  # key -> what writes it
+    for output in outputs:
+        if output.startswith(VALIDATION_PREFIX):
+            yield doc.issue(
+                where + (output,),
+                f"an output name cannot start with `{VALIDATION_PREFIX}`, the prefix of the history's validation "
+                f"values (`{output}_loss` would read as the validation loss of `{output[len(VALIDATION_PREFIX):]}`)",
+                key=True,
+            )
+            continue
+        if several:  # distinct outputs never share these keys, nor do they meet the fixed ones
+            taken[f"{output}_loss"] = f"the loss of output `{output}`"
+        if spec.loss_weighting.type != "static":
+            taken[f"{output}_loss_weight"] = f"the loss weight of output `{output}`"
+    for output, metrics in spec.metrics.items():
+        if output not in outputs or output.startswith(VALIDATION_PREFIX):
+            continue  # reported above or by `_outputs`
+        for i, metric in enumerate(metrics):
+            named = "name" in metric.args
+            loc = ("metrics", output, i, "name") if named else ("metrics", output, i)
+            key = metric_key(output, metric, several)
+            fix = "rename the metric" if named else "give the metric a `name`"
+            if key.startswith(VALIDATION_PREFIX):
+                yield doc.issue(loc, f"the metric's history key `{key}` starts with `{VALIDATION_PREFIX}`, the prefix of validation values; {fix}")
+            elif key in taken:
+                yield doc.issue(loc, f"the metric's history key `{key}` is already {taken[key]}; {fix}")
+            else:
+                taken[key] = f"the key of metrics.{output}.{i}"
 
 
 def _model(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
@@ -178,6 +212,52 @@ def _early_stopping(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         yield doc.issue(loc, f"`{stopping.monitor}` is not logged by this run{catalog.did_you_mean(stopping.monitor, keys)} (logged: {', '.join(keys)})")
 
 
+def _layer_arguments(layers: list, loc: Loc) -> Iterator[tuple[Loc, dict[str, Any]]]:
+    for i, layer in enumerate(layers):
+        if isinstance(layer, Residual):
+            yield from _layer_arguments(layer.residual, loc + (i, "residual"))
+        else:
+            yield loc + (i,), layer.args
+
+
+def _literal_arguments(spec: Spec, section: str) -> Iterator[tuple[Loc, dict[str, Any]]]:
+    """(location, arguments) of a section's free-form arguments: Keras objects' and kwargs."""
+    if section == "model":
+        yield from _layer_arguments(spec.model.layers, ("model", "layers"))
+        for output, layers in spec.model.outputs.items():
+            yield from _layer_arguments(layers, ("model", "outputs", output))
+        yield ("model", "kwargs"), spec.model.kwargs
+    elif section == "data":
+        for field in ("preprocess", "augment"):
+            yield from _layer_arguments(getattr(spec.data.train, field), ("data", "train", field))
+        for loc, source in _sources(spec):
+            if source.type == "python":
+                yield loc + ("kwargs",), source.kwargs
+    elif section == "losses":
+        for output, loss in spec.losses.items():
+            yield ("losses", output), loss.args
+    elif section == "metrics":
+        for output, metrics in spec.metrics.items():
+            for i, metric in enumerate(metrics):
+                yield ("metrics", output, i), metric.args
+    elif section == "optimizer":
+        yield ("optimizer",), spec.optimizer.args
+
+
+def _finite(section: str):
+    """The check that `section`'s free-form arguments hold no NaN or infinity: the script writes
+    them as Python literals (typed fields are checked by the spec models)."""
+
+    def check(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+        for base, arguments in _literal_arguments(spec, section):
+            for loc, value in walk(arguments, base):
+                if isinstance(value, float) and not math.isfinite(value):
+                    spelled = ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")
+                    yield doc.issue(loc, f"must be a finite number, found {spelled}")
+
+    return check
+
+
 # Each check and the top-level sections it reads: with a structurally broken section, the checks
 # that do not read it still run, so a spec's errors are reported together.
 CHECKS = (
@@ -189,4 +269,6 @@ CHECKS = (
     (_data, {"data", "model", "targets"}),
     (_losses, {"losses", "targets"}),
     (_early_stopping, {"train", "data", "model", "targets", "metrics"}),
+    (_history, {"model", "targets", "metrics", "loss_weighting"}),
+    *((_finite(section), {section}) for section in ("model", "data", "losses", "metrics", "optimizer")),
 )

@@ -5,6 +5,19 @@ from __future__ import annotations
 from . import catalog
 from .spec import KerasObject, Spec
 
+# The keys every history row may hold besides the losses and metrics, with what they record
+# (written by the support module's `epoch_values` and the epoch loop).
+FIXED_KEYS = {
+    "epoch": "the epoch number",
+    "lr": "the learning rate",
+    "loss_scale": "the mixed-precision loss scale",
+    "skipped_steps": "the count of skipped updates",
+    "epoch_seconds": "the epoch's duration",
+    "examples_per_second": "the training speed",
+}
+# Validation values are the training keys with this prefix (`val_loss`, `val_<output>_loss`, ...).
+VALIDATION_PREFIX = "val_"
+
 
 def output_names(spec: Spec) -> list[str]:
     """The model's outputs: its heads, or for a `builder` model the targets."""
@@ -18,15 +31,16 @@ def metric_name(metric: KerasObject) -> str:
     return catalog.classes("metrics")[metric.type]["default_name"]
 
 
+def metric_key(output: str, metric: KerasObject, several: bool) -> str:
+    """A metric's history key: `<output>_<name>` when the model has several outputs, else its name."""
+    name = metric_name(metric)
+    return f"{output}_{name}" if several else name
+
+
 def metric_keys(spec: Spec) -> list[tuple[str, str, KerasObject]]:
     """(output, history key, metric) for every metric; keys as Keras fit names them."""
     several = len(output_names(spec)) > 1
-    keys = []
-    for output, metrics in spec.metrics.items():
-        for metric in metrics:
-            name = metric_name(metric)
-            keys.append((output, f"{output}_{name}" if several else name, metric))
-    return keys
+    return [(output, metric_key(output, metric, several), metric) for output, metrics in spec.metrics.items() for metric in metrics]
 
 
 def train_keys(spec: Spec) -> list[str]:
@@ -53,5 +67,5 @@ def history_keys(spec: Spec) -> list[str]:
     """Every value a history row holds besides `epoch`, `lr`, and timing."""
     keys = train_keys(spec)
     if has_validation(spec):
-        keys += [f"val_{key}" for key in keys]
+        keys += [f"{VALIDATION_PREFIX}{key}" for key in keys]
     return keys + weight_keys(spec)

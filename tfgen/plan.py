@@ -26,7 +26,7 @@ RUNTIME_MODULE = "tfgen_runtime"  # the support module written beside the script
 # generated script and fails if it binds a name missing here. User modules are never bound at
 # the top level (`rt.function` imports them when called), so no spec can shadow these.
 SCRIPT_NAMES = frozenset(
-    """sys time Path keras tf rt
+    """os sys time zipfile Path keras tf rt
     SEED OUTPUT_DIR EPOCHS GLOBAL_BATCH_SIZE VALIDATION_BATCH_SIZE SHUFFLE_BUFFER VALIDATION_SPLIT
     INPUTS TARGETS SYNTHETIC_TRAIN_EXAMPLES SYNTHETIC_VALIDATION_EXAMPLES STEPS_PER_EXECUTION
     ACCUMULATION_STEPS EXAMPLES_PER_UPDATE LOSS_WEIGHTS EMA_DECAY CLIP_LIMIT VALIDATION_EVERY

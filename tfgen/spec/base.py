@@ -18,9 +18,13 @@ DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 
 
 class StrictModel(BaseModel):
-    """A spec section: unknown keys are errors, values are immutable once validated."""
+    """A spec section: unknown keys are errors, values are immutable once validated.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Floats must be finite: the script writes them as Python literals, and `nan`/`inf` are not
+    (free-form arguments are checked by `tfgen.crosscheck`).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def _identifier(value: str) -> str:
@@ -61,7 +65,7 @@ class KerasObject(BaseModel):
     `tfgen.validate` (which knows what kind of object each place of the spec takes).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)  # a loss's `weight`
     # Keys that tfgen itself reads, as opposed to constructor arguments (see LossSpec).
     reserved: ClassVar[tuple[str, ...]] = ()
     reserved_schema: ClassVar[dict[str, Any]] = {}

@@ -1,0 +1,34 @@
+"""History keys that collide, and values the script cannot write, are validation errors."""
+
+from __future__ import annotations
+
+import yaml
+
+from conftest import SPECS, base_spec, run_tfgen
+
+
+def test_every_example_spec_still_validates():
+    result = run_tfgen("validate", *[str(spec) for spec in SPECS])
+    assert result.returncode == 0, result.stderr
+
+
+def _validate(tmp_path, spec):
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return run_tfgen("validate", str(path))
+
+
+def test_a_metric_name_that_avoids_the_collision_passes(tmp_path):
+    spec = base_spec()
+    spec["metrics"] = {"label": ["SparseCategoricalAccuracy", {"type": "SparseCategoricalAccuracy", "name": "acc2"}]}
+    assert _validate(tmp_path, spec).returncode == 0
+    spec["metrics"]["label"][1]["name"] = "epoch"
+    result = _validate(tmp_path, spec)
+    assert result.returncode == 2 and "metrics.label.1.name" in result.stderr and "epoch number" in result.stderr
+
+
+def test_the_largest_seed_passes_and_the_next_is_refused(tmp_path):
+    assert _validate(tmp_path, base_spec(seed=2**32 - 1)).returncode == 0
+    result = _validate(tmp_path, base_spec(seed=2**32))
+    assert result.returncode == 2 and "seed:" in result.stderr and "\n" == result.stderr[-1]
+    assert "Traceback" not in result.stderr
