@@ -353,9 +353,9 @@ class StandardTrainer:
             if steps < 0:  # unknown (a file or generator source): count once
                 steps = int(self.pipeline(train).reduce(0, lambda n, _: n + 1))
         if steps == 0:
-            examples = f"{self.examples} examples" if self.in_memory else "the training data"
-            batch = f"one batch of {self.examples_per_update} (batch_size"
-            raise UserError(f"{examples} make no full {batch} x accumulation steps)")
+            examples = f"{self.examples} training examples" if self.in_memory else "the data"
+            batch = f"batch of {self.examples_per_update} (batch_size x accumulation steps)"
+            raise UserError(f"{examples} make no full {batch}: more data or a smaller batch")
         return min(steps, most_steps) if most_steps else steps
 
     def start_epoch(self, epoch, step):
@@ -464,10 +464,15 @@ def checkpoint_paths(directory):
 def refuse_another_run(path, theirs, ours):
     """Raise UserError naming what differs when a checkpoint is of another run."""
     differences = []
-    if theirs.get("spec_sha256") != ours["spec_sha256"]:
+    if theirs.get("spec_sha256") != ours["spec_sha256"]:  # also a script of another spec
         differences.append("the spec changed since")
+    # Layer names are numbered per process (dense_3): compare what each variable is and its
+    # shape, in order, and name it by its path.
+    def what(variable):
+        return variable[0].rsplit("/")[-1], variable[1]
+
     pairs = zip(theirs.get("variables", []), ours["variables"])
-    changed = [(a, b) for a, b in pairs if a != b]
+    changed = [(a, b) for a, b in pairs if what(a) != what(b)]
     if changed:
         (name, was), (_, now) = changed[0]
         differences.append(f"variable {name} was {tuple(was)}, is {tuple(now)} now")

@@ -72,7 +72,7 @@ def test_npz_with_a_key_per_name_and_shape_check(build_spec, tmp_path, monkeypat
     assert len(_run(module, tmp_path, "--epochs", "1")) == 1
     bad = {**source, "x": {"features": "wrong"}}
     module = load_module(build_spec(base_spec(data={"train": {"source": bad, "batch_size": 16}}), stem="bad"))
-    with pytest.raises(ValueError, match=r"input `features` has examples of shape \(5,\), the spec declares \(8,\)"):
+    with pytest.raises(module.rt.UserError, match=r"d\.npz: inputs\.features has examples of shape \(5,\), the spec declares \(8,\)"):
         module.build_datasets()
 
 
