@@ -690,7 +690,12 @@ def run(main):
     """
     try:
         main()
-    except (UserError, FileNotFoundError, FloatingPointError) as error:
-        if "--debug" in sys.argv or os.environ.get("TFGEN_DEBUG"):
+    except (UserError, OSError, FloatingPointError, tf.errors.InvalidArgumentError) as error:
+        lines = str(error).splitlines() or [type(error).__name__]
+        # A label check in the graph (streamed data) names the target in its message;
+        # any other graph error is not the user's: its traceback is shown.
+        labels = [line for line in lines if "labels outside" in line]
+        ours = labels or not isinstance(error, tf.errors.InvalidArgumentError)
+        if "--debug" in sys.argv or os.environ.get("TFGEN_DEBUG") or not ours:
             raise
-        sys.exit(f"error: {error}")
+        sys.exit(f"error: {(labels or lines)[0].strip()}")

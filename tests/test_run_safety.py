@@ -170,6 +170,16 @@ def test_bad_data_is_a_one_line_error_before_training(build_spec, tmp_path, body
     assert not (tmp_path / "run" / "history.jsonl").exists()
 
 
+def test_streamed_labels_outside_the_classes_stop_the_run_in_one_line(build_spec, tmp_path):
+    body = ("    import tensorflow as tf\n    y = np.zeros(64, 'int64'); y[40] = 7\n"
+            "    return tf.data.Dataset.from_tensor_slices((np.zeros((64, 8), 'float32'), y))\n")
+    spec = _python_source(tmp_path, body)
+    spec["data"].pop("validation_split")
+    spec["data"]["validation"] = {"source": {"type": "synthetic", "examples": 32}}
+    result = run(build_spec(spec), "--output-dir", str(tmp_path / "run"), env={"PYTHONPATH": str(tmp_path)})
+    assert_one_line_error(result, "targets.label: labels outside [0, 3)")
+
+
 def test_float_pixels_into_a_uint8_input_are_refused(build_spec, tmp_path):
     spec = _python_source(tmp_path, "    return np.full((64, 8), 0.5), np.zeros(64, 'int32')\n")
     spec["model"]["inputs"]["features"]["dtype"] = "uint8"
