@@ -21,6 +21,8 @@ from .spec.model import Residual
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 RUNTIME_MODULE = "tfgen_runtime"  # the support module written beside the scripts
+# Modules a source type's loader needs in the script (see templates/_sources.py.jinja).
+SOURCE_IMPORTS = {"npz": ("numpy", "zipfile")}
 
 # Every top-level name a generated script defines or imports, in one place: a test parses every
 # generated script and fails if it binds a name missing here. User modules are never bound at
@@ -63,7 +65,7 @@ class Weighting(Enum):
 
     @property
     def adaptive(self) -> bool:
-        return self in (Weighting.UNCERTAINTY, Weighting.EMA_RATIO)
+        return self not in (Weighting.UNIT, Weighting.STATIC)
 
 
 class Batching(Enum):
@@ -204,6 +206,7 @@ class DataView:
     synthetic_validation: int
     validation_steps: int | None
     dataset_sources: bool  # a source may give a tf.data.Dataset
+    imports: frozenset[str]  # modules the sources' loaders need
 
     @property
     def memory(self) -> bool:
@@ -501,6 +504,7 @@ def _data(spec: Spec) -> DataView:
         else 4 * validation_batch,
         validation_steps=spec.train.validation_steps,
         dataset_sources=any(s.type in ("python", "tfrecord") for s in sources),
+        imports=frozenset(m for s in sources for m in SOURCE_IMPORTS.get(s.type, ())),
     )
 
 
