@@ -38,6 +38,14 @@ def _parser() -> argparse.ArgumentParser:
     init.add_argument("name", nargs="?", default="starter", help="the run's name (default: starter)")
     init.add_argument("--dir", type=Path, default=Path("specs"), help="where to write NAME.yaml (default: specs/)")
     commands.add_parser("schema", help="print the JSON Schema of the spec")
+    lint = commands.add_parser("lint", help="find the seed articles' pitfalls in TensorFlow training loops")
+    lint.add_argument("paths", nargs="+", metavar="PATH", help="Python files or directories (recursing into *.py)")
+    lint.add_argument("--select", action="append", default=[], metavar="CODES",
+                      help="report only these rule codes (comma-separated, repeatable)")
+    lint.add_argument("--ignore", action="append", default=[], metavar="CODES",
+                      help="do not report these rule codes (comma-separated, repeatable)")
+    lint.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="output format")
+    lint.add_argument("--statistics", action="store_true", help="also print the number of findings per code")
     return parser
 
 
@@ -61,6 +69,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.command == "lint":
+        from .lint import run as run_lint
+
+        return run_lint(args)
     if args.command == "schema":
         from .schema import schema_text
 
