@@ -94,8 +94,9 @@ def test_init_writes_a_starter_that_validates_builds_and_refuses_to_overwrite(tm
 
 
 def test_pre_commit_hook_runs_tfgen_check():
-    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-    assert hook["entry"] == "tfgen check" and hook["language"] == "python"
+    hooks = {hook["id"]: hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    assert hooks["tfgen-check"]["entry"] == "tfgen check" and hooks["tfgen-check"]["language"] == "python"
+    assert hooks["tfgen-lint"]["entry"] == "tfgen lint" and hooks["tfgen-lint"]["types"] == ["python"]
 
 
 # --- reviewable diffs ------------------------------------------------------------------------
