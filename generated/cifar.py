@@ -273,10 +273,9 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
     trainer.start_epoch(epoch, step)
     progress = rt.progress_bar(steps_per_epoch)
     while step < steps_per_epoch:
-        done = int(trainer.state.steps_run.numpy())  # steps run so far, over all epochs
         chunk = min(STEPS_PER_EXECUTION, steps_per_epoch - step)
         trainer.run_steps(epoch, step, chunk)
-        step, done = step + chunk, done + chunk
+        step += chunk
         trainer.state.check_finite(epoch, trainer.manager.latest_checkpoint)
         stop.save_and_exit_if_asked(trainer, epoch, step, steps_per_epoch)
         progress(step)
