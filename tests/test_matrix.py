@@ -21,6 +21,9 @@ import pytest
 from conftest import base_spec
 from tfgen.build import plan_targets
 
+# 108 builds (~17 s) and 7 training runs: slow as a group.
+pytestmark = pytest.mark.slow
+
 PRECISIONS = ["float32", "mixed_float16", "mixed_bfloat16"]
 STRATEGIES = ["default", "mirrored", "multi_worker_mirrored"]
 IN_MEMORY = [True, False]
@@ -96,7 +99,6 @@ def test_the_runs_cover_every_value_of_every_axis():
         assert {combo[axis] for combo in RUN} == set(values)
 
 
-@pytest.mark.slow
 def test_runnable_combinations_train_two_steps(built):
     def train(combo):
         out = built / "runs" / stem(combo)

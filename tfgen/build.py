@@ -9,8 +9,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import SpecError
-from .errors import SpecIssue
+from .errors import SpecError, SpecIssue, UsageError
 from .render import RUNTIME_FILE, render, render_runtime
 from .resolve import resolve, resolved_sha256
 from .validate import validate
@@ -46,13 +45,33 @@ def display_path(path: Path) -> str:
         return path.name
 
 
+def shown_path(path: Path) -> str:
+    """A file tfgen writes or reads, for messages: relative to the project, else as given."""
+    try:
+        return path.resolve().relative_to(project_root(Path.cwd().resolve())).as_posix()
+    except (ValueError, OSError):
+        return path.as_posix()
+
+
 def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[str, ...] = ()) -> list[Target]:
     """Render every spec; raise SpecError with the problems of all specs if any is invalid."""
     targets, issues = [], []
+    given = {spec.resolve() for spec in specs}
+    writers: dict[Path, Path] = {}  # output file -> the spec that writes it
     for spec_path in specs:
         shown = display_path(spec_path)
+        output = out_dir / f"{spec_path.stem}.py"
         if f"{spec_path.stem}.py" == RUNTIME_FILE:
             issues.append(SpecIssue(shown, 1, 1, "", f"a spec named `{spec_path.name}` would overwrite the support module {RUNTIME_FILE}: rename it"))
+            continue
+        if output.resolve() in given:
+            issues.append(SpecIssue(shown, 1, 1, "", f"the generated script {display_path(output)} would overwrite a spec given to this command: rename the spec or pick another --out"))
+            continue
+        first = writers.setdefault(output.resolve(), spec_path)
+        if first.resolve() == spec_path.resolve() and first is not spec_path:
+            continue  # the same spec twice: build it once
+        if first is not spec_path:
+            issues.append(SpecIssue(shown, 1, 1, "", f"{display_path(first)} also writes {display_path(output)} (specs with the same name in one build): rename one"))
             continue
         try:
             doc = resolve(spec_path, shown, overrides)
@@ -61,30 +80,127 @@ def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[
             issues.extend(error.issues)
             continue
         sha = resolved_sha256(doc)
-        targets.append(Target(spec_path, out_dir / f"{spec_path.stem}.py", render(spec, spec_path=shown, sha256=sha), sha))
+        targets.append(Target(spec_path, output, render(spec, spec_path=shown, sha256=sha), sha))
     if issues:
         raise SpecError(issues)
     # One support module beside the scripts, shared by all of them.
     return [*targets, Target(None, out_dir / RUNTIME_FILE, render_runtime(), "")]
 
 
-def write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+class OutputError(UsageError):
+    """A file could not be written or read (exit code 2; nothing was changed)."""
+
+
+def _temporary_pattern(path: Path) -> re.Pattern[str]:
+    """The names `write_files` gives its temporary files for `path` (as tempfile.mkstemp makes them)."""
+    return re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]+\.tmp\Z")
+
+
+def _mode(path: Path) -> int:
+    """The mode to give `path`: its current one when it exists, else 0o666 less the umask."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(temporary, path)
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or str(error)
+
+
+def write_files(files: list[tuple[Path, str]]) -> None:
+    """Write every file or none: stage each as a temporary file beside it, then rename them all
+    into place; if a rename fails, restore what was renamed. Leftover temporary files of these
+    paths (from a killed build) are removed first. Raises OutputError naming the file."""
+    created: list[Path] = []  # folders made here, removed again on failure
+    staged: list[tuple[Path, str, int]] = []  # (path, temporary, mode)
+    previous: list[tuple[Path, bytes | None]] = []  # renamed so far, with their former bytes
+    try:
+        for path, _ in files:
+            missing = [folder for folder in [path.parent, *path.parent.parents] if not folder.exists()]
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except FileExistsError:
+                raise OutputError(f"{shown_path(path.parent)}: cannot create the output folder: a file is in the way") from None
+            except OSError as error:
+                raise OutputError(f"{shown_path(path.parent)}: cannot create the output folder: {_reason(error)}") from None
+            created.extend(reversed(missing))
+        for path, _ in files:
+            pattern = _temporary_pattern(path)
+            try:
+                leftovers = [entry for entry in os.scandir(path.parent) if pattern.match(entry.name)]
+            except OSError as error:
+                raise OutputError(f"{shown_path(path.parent)}: cannot list the output folder: {_reason(error)}") from None
+            for entry in leftovers:
+                Path(entry.path).unlink(missing_ok=True)
+        for path, text in files:
+            if path.is_dir():
+                raise OutputError(f"{shown_path(path)}: cannot write the generated file: it is a directory")
+            try:
+                fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            except OSError as error:
+                raise OutputError(f"{shown_path(path)}: cannot write the generated file: {_reason(error)}") from None
+            staged.append((path, temporary, _mode(path)))
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+                    handle.write(text)
+                os.chmod(temporary, staged[-1][2])
+            except OSError as error:
+                raise OutputError(f"{shown_path(path)}: cannot write the generated file: {_reason(error)}") from None
+        for path, temporary, _ in staged:
+            try:
+                former = path.read_bytes() if path.exists() else None
+                os.replace(temporary, path)
+            except OSError as error:
+                raise OutputError(f"{shown_path(path)}: cannot write the generated file: {_reason(error)}") from None
+            previous.append((path, former))
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        for _, temporary, _ in staged:
+            Path(temporary).unlink(missing_ok=True)
+        for path, former in reversed(previous):
+            _restore(path, former)
+        for folder in reversed(created):
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
         raise
 
 
+def _restore(path: Path, former: bytes | None) -> None:
+    """Put back a file's former bytes (or remove it when it did not exist), best effort."""
+    try:
+        if former is None:
+            path.unlink(missing_ok=True)
+        else:
+            mode = _mode(path)
+            fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(former)
+            os.chmod(temporary, mode)
+            os.replace(temporary, path)
+    except OSError:
+        pass
+
+
+def write_atomically(path: Path, text: str) -> None:
+    write_files([(path, text)])
+
+
 def current(target: Target) -> str | None:
+    """The generated file on disk, or None when missing; OutputError when it cannot be read."""
     try:
         return target.output.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    except IsADirectoryError:
+        raise OutputError(f"{shown_path(target.output)}: cannot read the generated file: it is a directory") from None
+    except UnicodeDecodeError:
+        raise OutputError(f"{shown_path(target.output)}: cannot read the generated file: it is not UTF-8 text") from None
+    except OSError as error:
+        raise OutputError(f"{shown_path(target.output)}: cannot read the generated file: {_reason(error)}") from None
 
 
 def problem(target: Target) -> str | None:

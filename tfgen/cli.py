@@ -66,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"tfgen: error: {error}", file=sys.stderr)
         return EXIT_INVALID
+    except OSError as error:  # a last resort: a file tfgen could not use, in one line
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"tfgen: error: {where}{error.strerror or error}", file=sys.stderr)
+        return EXIT_INVALID
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -99,12 +103,22 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{len(args.specs)} spec(s) valid")
         return EXIT_OK
 
-    from .build import display_path, plan_targets, problem, unified_diff, write_atomically
+    from .build import (
+        OutputError,
+        display_path,
+        plan_targets,
+        problem,
+        unified_diff,
+        write_files,
+    )
 
     targets = plan_targets(args.specs, args.out, args.overrides)
     if args.command == "build":
+        try:
+            write_files([(target.output, target.text) for target in targets])  # all files or none
+        except OutputError as error:
+            raise OutputError(f"{error}; no file was changed") from None
         for target in targets:
-            write_atomically(target.output, target.text)
             print(f"wrote {display_path(target.output)}")
         return EXIT_OK
     if args.command == "check":

@@ -12,15 +12,15 @@ import typing
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .errors import SpecError, SpecIssue
-from .loader import Loc, Located, load_file, walk
+from .loader import Loc, Located, load_file, load_value, walk
+
+MAX_EXTENDS = 50  # specs in one `extends` chain (a real chain is two or three long)
 
 
 def resolve(path: Path, display: str, overrides: list[str] | tuple[str, ...] = ()) -> Located:
     """Load `path`, merge the specs it extends, then apply `dotted.path=value` overrides."""
-    doc = _load_chain(path, display, [])
+    doc = _load_chain(path, display)
     for override in overrides:
         doc = _apply_override(doc, override)
     return doc
@@ -31,23 +31,48 @@ def resolved_sha256(doc: Located) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _load_chain(path: Path, display: str, chain: list[Path]) -> Located:
-    doc = load_file(path, display)
-    parent_ref = doc.data.get("extends")
-    if parent_ref is None:
-        return doc
-    if not isinstance(parent_ref, str) or not parent_ref:
-        raise SpecError([doc.issue(("extends",), "`extends` takes the path of another spec (relative to this one)")])
-    parent_path = (path.parent / parent_ref).resolve()
-    if parent_path in chain + [path.resolve()]:
-        cycle = " -> ".join(p.name for p in chain + [path.resolve(), parent_path])
-        raise SpecError([doc.issue(("extends",), f"`extends` makes a cycle: {cycle}")])
-    if not parent_path.exists():
-        raise SpecError([doc.issue(("extends",), f"no such spec to extend: {parent_ref}")])
-    parent_display = str(Path(display).parent / parent_ref).replace("\\", "/")
-    parent = _load_chain(parent_path, _normalise(parent_display), chain + [path.resolve()])
-    child_data = {k: v for k, v in doc.data.items() if k != "extends"}
-    return _merge(parent, Located(child_data, doc.path, doc.values, doc.keys))
+def _load_chain(path: Path, display: str) -> Located:
+    """The spec and every spec it extends, merged (a loop, not recursion: chains may be long)."""
+    docs: list[Located] = []
+    chain: list[Path] = []
+    while True:
+        doc = load_file(path, display)
+        docs.append(doc)
+        chain.append(path.resolve())
+        parent_ref = doc.data.get("extends")
+        if parent_ref is None:
+            break
+        if not isinstance(parent_ref, str) or not parent_ref:
+            raise SpecError([doc.issue(("extends",), "`extends` takes the path of another spec (relative to this one)")])
+        parent_path = (path.parent / parent_ref).resolve()
+        if parent_path in chain:
+            cycle = " -> ".join(p.name for p in chain + [parent_path])
+            raise SpecError([doc.issue(("extends",), f"`extends` makes a cycle: {cycle}")])
+        if not parent_path.exists():
+            raise SpecError([doc.issue(("extends",), f"no such spec to extend: {parent_ref}")])
+        if len(chain) >= MAX_EXTENDS:
+            raise SpecError([doc.issue(("extends",), f"the `extends` chain is longer than {MAX_EXTENDS} specs")])
+        display = _parent_display(display, parent_ref, parent_path)
+        path = parent_path
+    merged = docs.pop()
+    while docs:
+        doc = docs.pop()
+        child_data = {k: v for k, v in doc.data.items() if k != "extends"}
+        merged = _merge(merged, Located(child_data, doc.path, doc.values, doc.keys))
+    return merged
+
+
+def _parent_display(display: str, parent_ref: str, parent_path: Path) -> str:
+    """How errors name an extended spec: relative to the project when inside it (as every spec
+    is shown), else as the `extends` value gives it (`/etc/passwd` stays absolute)."""
+    from .build import project_root
+
+    if Path(parent_ref).is_absolute():
+        try:
+            return parent_path.relative_to(project_root(Path.cwd().resolve())).as_posix()
+        except ValueError:
+            return parent_ref
+    return _normalise(str(Path(display).parent / parent_ref).replace("\\", "/"))
 
 
 def _normalise(display: str) -> str:
@@ -99,13 +124,20 @@ def _apply_override(doc: Located, override: str) -> Located:
     path_text, sep, raw = override.partition("=")
     if not sep or not path_text:
         raise SpecError([SpecIssue(label, 1, 1, "", "expected `dotted.path=value`")])
-    loc: Loc = tuple(int(p) if p.isdigit() else p for p in path_text.split("."))
-    value: Any = raw if _expects_string(loc) else _parse_value(raw, label, len(path_text) + 2)
+    loc: Loc = tuple(int(p) if p.isascii() and p.isdigit() else p for p in path_text.split("."))
+    column = len(path_text) + 2
+    value: Any = raw if _expects_string(loc) else _parse_value(raw, label, column, loc)
     data = _copy(doc.data)
+    position = (label, 1, column)
+    values = {k: v for k, v in doc.values.items() if k[: len(loc)] != loc}
+    keys = {k: v for k, v in doc.keys.items() if k[: len(loc)] != loc}
     node = data
     for depth, part in enumerate(loc[:-1]):
         if isinstance(node, dict):
-            node = node.setdefault(part, {})
+            if part not in node:  # a place `--set` makes: errors about it blame the argument
+                node[part] = {}
+                values[loc[: depth + 1]] = keys[loc[: depth + 1]] = (label, 1, 1)
+            node = node[part]
         elif isinstance(node, list) and isinstance(part, int) and part < len(node):
             node = node[part]
         else:
@@ -117,9 +149,6 @@ def _apply_override(doc: Located, override: str) -> Located:
         node[last] = value
     else:
         raise SpecError([SpecIssue(label, 1, 1, path_text, "no such place in the spec")])
-    values = {k: v for k, v in doc.values.items() if k[: len(loc)] != loc}
-    keys = {k: v for k, v in doc.keys.items() if k[: len(loc)] != loc}
-    position = (label, 1, len(path_text) + 2)
     for inner, _ in walk(value, loc):
         values[inner] = position
         keys[inner] = position
@@ -134,11 +163,9 @@ def _copy(data: Any) -> Any:
     return data
 
 
-def _parse_value(raw: str, label: str, column: int) -> Any:
-    try:
-        return yaml.safe_load(raw) if raw.strip() else raw
-    except yaml.YAMLError as exc:
-        raise SpecError([SpecIssue(label, 1, column, "", f"the value is not valid YAML: {exc}")]) from None
+def _parse_value(raw: str, label: str, column: int, loc: Loc) -> Any:
+    """The value of `--set path=value`, read as YAML with the spec's own rules and limits."""
+    return load_value(raw, label, column, loc) if raw.strip() else raw
 
 
 def _expects_string(loc: Loc) -> bool:

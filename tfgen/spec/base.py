@@ -21,13 +21,19 @@ class StrictModel(BaseModel):
     """A spec section: unknown keys are errors, values are immutable once validated.
 
     Floats must be finite: the script writes them as Python literals, and `nan`/`inf` are not
-    (free-form arguments are checked by `tfgen.crosscheck`).
+    (free-form arguments are checked by `tfgen.crosscheck`). Types are strict: YAML's `true` is
+    no batch size of 1, nor the string "16" or `0o17` (YAML 1.1 reads it as a string) a number.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
 def _identifier(value: str) -> str:
+    if not value.isascii() and value.isidentifier():
+        raise ValueError(
+            f"`{value}` is not a valid name: names must be ASCII (TensorFlow's name scopes, which "
+            "Keras makes from input, output and model names, refuse other letters)"
+        )
     if not IDENTIFIER.match(value):
         raise ValueError(f"`{value}` is not a valid name: use letters, digits and _, not starting with a digit")
     if keyword.iskeyword(value) or keyword.issoftkeyword(value):
@@ -65,7 +71,7 @@ class KerasObject(BaseModel):
     `tfgen.validate` (which knows what kind of object each place of the spec takes).
     """
 
-    model_config = ConfigDict(frozen=True, allow_inf_nan=False)  # a loss's `weight`
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False, strict=True)  # a loss's `weight`
     # Keys that tfgen itself reads, as opposed to constructor arguments (see LossSpec).
     reserved: ClassVar[tuple[str, ...]] = ()
     reserved_schema: ClassVar[dict[str, Any]] = {}
