@@ -469,10 +469,7 @@ class StandardTrainer:
         self.checkpoint.identity.assign(identity)
         for path in reversed(checkpoint_paths(directory) if resume else []):
             try:
-                reader = tf.train.load_checkpoint(path)
-                saved = {
-                    k: reader.get_tensor(k) for k in reader.get_variable_to_shape_map()
-                }
+                saved = read_whole(path)
             except CORRUPT as error:
                 kind = f"unreadable ({type(error).__name__})"
                 print(
@@ -499,6 +496,12 @@ class StandardTrainer:
             steps * self.examples_per_update / (trained - started)
         )
         return values
+
+
+def read_whole(path):
+    """Every tensor of a checkpoint, read (and so CRC-checked) before anything is restored."""
+    reader = tf.train.load_checkpoint(path)
+    return {key: reader.get_tensor(key) for key in reader.get_variable_to_shape_map()}
 
 
 def checkpoint_paths(directory):
@@ -661,8 +664,7 @@ class KeepBest(Tracker):
         if not self.path.with_suffix(".index").exists():
             return
         try:
-            reader = tf.train.load_checkpoint(str(self.path))
-            [reader.get_tensor(k) for k in reader.get_variable_to_shape_map()]
+            read_whole(str(self.path))
             self.weights.read(str(self.path)).assert_existing_objects_matched()
         except CORRUPT as error:
             kind = type(error).__name__

@@ -76,6 +76,28 @@ def build_spec(tmp_path):
     return build
 
 
+def import_blocker(folder: Path, modules=("tensorflow", "keras")) -> dict:
+    """The environment of a Python in which `modules` cannot be imported (a sitecustomize.py)."""
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.split('.')[0] in {tuple(modules)!r}:\n"
+        "            raise ImportError(f'{name} is blocked in this test')\n"
+        "sys.meta_path.insert(0, Block())\n"
+    )
+    return {"PYTHONPATH": str(folder)}
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes | None, int]]:
+    """Every file and folder under `folder` with its bytes and mode (to show nothing changed)."""
+    return {
+        str(p.relative_to(folder)): (None if p.is_dir() else p.read_bytes(), p.stat().st_mode)
+        for p in sorted(folder.rglob("*"))
+    }
+
+
 def read_history(output_dir: Path) -> list[dict]:
     import json
 

@@ -10,7 +10,7 @@ import sys
 import black
 import pytest
 
-from conftest import ROOT, SPECS, run_tfgen
+from conftest import ROOT, SPECS, import_blocker, run_tfgen
 from tfgen import __version__
 from tfgen.build import plan_targets
 from tfgen.render import BLACK_MODE, RUNTIME_FILE
@@ -87,19 +87,8 @@ def test_build_is_deterministic_across_hash_seeds(tmp_path, hash_seed):
 
 def test_build_never_imports_tensorflow(tmp_path):
     """With TensorFlow and Keras made unimportable, build still succeeds (and stays fast)."""
-    blocker = tmp_path / "blocker"
-    blocker.mkdir()
-    (blocker / "sitecustomize.py").write_text(
-        "import sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('tensorflow', 'keras'):\n"
-        "            raise ImportError(f'{name} is blocked in this test')\n"
-        "sys.meta_path.insert(0, Block())\n"
-    )
-    result = run_tfgen("build", *[str(s.relative_to(ROOT)) for s in SPECS], "--out", str(tmp_path / "out"),
-                       env={"PYTHONPATH": str(blocker)})
+    env = import_blocker(tmp_path / "blocker")
+    result = run_tfgen("build", *[str(s.relative_to(ROOT)) for s in SPECS], "--out", str(tmp_path / "out"), env=env)
     assert result.returncode == 0, result.stderr
-    probe = subprocess.run([sys.executable, "-c", "import tensorflow"], env={"PYTHONPATH": str(blocker)},
-                           capture_output=True, text=True)
+    probe = subprocess.run([sys.executable, "-c", "import tensorflow"], env=env, capture_output=True, text=True)
     assert "blocked" in probe.stderr  # the blocker really blocks

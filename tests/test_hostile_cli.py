@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, base_spec, run_tfgen
+from conftest import ROOT, base_spec, run_tfgen, snapshot
 
 LAUGHS = "".join(
     f"{name}: &{name} [{', '.join([f'*{prev}'] * 9)}]\n" if prev else f"{name}: &{name} [x, x, x, x, x, x, x, x, x]\n"
@@ -24,14 +24,6 @@ def project(tmp_path):
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "small.yaml").write_text(yaml.safe_dump(base_spec(), sort_keys=False))
     return tmp_path
-
-
-def snapshot(folder: Path) -> dict[str, tuple[bytes | None, int]]:
-    """Every file and folder under `folder` with its bytes and mode."""
-    return {
-        str(p.relative_to(folder)): (None if p.is_dir() else p.read_bytes(), p.stat().st_mode)
-        for p in sorted(folder.rglob("*"))
-    }
 
 
 def refused(project: Path, *args: str, where: str, env: dict | None = None) -> str:

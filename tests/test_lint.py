@@ -9,7 +9,7 @@ import textwrap
 import time
 
 import pytest
-from conftest import ROOT, run_tfgen
+from conftest import ROOT, import_blocker, run_tfgen
 
 from tfgen.cli import main
 from tfgen.lint import RULES, lint_paths, lint_source
@@ -370,22 +370,12 @@ def test_linting_the_whole_repository_is_fast():
 
 
 def test_lint_never_imports_tensorflow(tmp_path):
-    blocker = tmp_path / "blocker"
-    blocker.mkdir()
-    (blocker / "sitecustomize.py").write_text(
-        "import sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('tensorflow', 'keras'):\n"
-        "            raise ImportError(f'{name} is blocked in this test')\n"
-        "sys.meta_path.insert(0, Block())\n"
-    )
+    env = import_blocker(tmp_path / "blocker")
     bad = CORPUS / "bad" / "naive_loop.py"
-    result = run_tfgen("lint", "generated", str(bad), env={"PYTHONPATH": str(blocker)})
+    result = run_tfgen("lint", "generated", str(bad), env=env)
     assert result.returncode == 1, result.stderr
     assert "TFG001" in result.stdout and "blocked" not in result.stderr
-    probe = subprocess.run([sys.executable, "-c", "import tensorflow"], env={"PYTHONPATH": str(blocker)},
-                           capture_output=True, text=True)
+    probe = subprocess.run([sys.executable, "-c", "import tensorflow"], env=env, capture_output=True, text=True)
     assert "blocked" in probe.stderr
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SPECS, run_tfgen
+from conftest import ROOT, SPECS, import_blocker, run_tfgen
 
 TRAIN_STACK = {"tensorflow", "keras", "tensorboard", "numpy", "scikit-learn"}
 GENERATOR = {"pydantic", "pyyaml", "jinja2", "black"}
@@ -78,22 +78,8 @@ def test_readme_install_command_installs_the_dev_extra():
 BLOCKED = ("tensorflow", "keras", "numpy", "tensorboard", "sklearn")
 
 
-def _blocker(folder):
-    """A sitecustomize.py that makes the training stack unimportable in any Python started with it."""
-    folder.mkdir()
-    (folder / "sitecustomize.py").write_text(
-        "import sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        f"        if name.split('.')[0] in {BLOCKED!r}:\n"
-        "            raise ImportError(f'{name} is blocked in this test')\n"
-        "sys.meta_path.insert(0, Block())\n"
-    )
-    return {"PYTHONPATH": str(folder)}
-
-
 def test_build_and_check_work_without_tensorflow_keras_or_numpy(tmp_path):
-    env = _blocker(tmp_path / "blocker")
+    env = import_blocker(tmp_path / "blocker", BLOCKED)
     for module in BLOCKED:  # the blocker really blocks
         probe = subprocess.run([sys.executable, "-c", f"import {module}"], env=env, capture_output=True, text=True)
         assert probe.returncode != 0 and "blocked" in probe.stderr, (module, probe.stderr)

@@ -6,7 +6,6 @@ code, the one-line message (no traceback) and that no existing file changed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -17,18 +16,9 @@ import time
 import numpy as np
 import pytest
 
-from conftest import base_spec
+from conftest import base_spec, snapshot
 
 pytestmark = pytest.mark.slow
-
-
-def snapshot(directory):
-    """Every file under `directory` with the sha256 of its bytes."""
-    return {
-        str(path.relative_to(directory)): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted(directory.rglob("*"))
-        if path.is_file()
-    }
 
 
 def run(script, *args, env=None, timeout=300):

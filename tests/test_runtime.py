@@ -55,16 +55,21 @@ EARLY_STOPPING_CASES = {
 }
 
 
-@pytest.mark.filterwarnings("ignore:Early stopping conditioned on metric")
-@pytest.mark.parametrize("case", EARLY_STOPPING_CASES, ids=list(EARLY_STOPPING_CASES))
-def test_early_stopping_equals_keras(case):
-    monitor, options, values, stops = EARLY_STOPPING_CASES[case]
-    model = _tiny_model(accuracy="accuracy" in monitor)
+def _both_early_stoppings(monitor, options, accuracy=False):
+    """A tiny model, Keras's EarlyStopping on it (started) and ours, with the same options."""
+    model = _tiny_model(accuracy=accuracy)
     model.stop_training = False
     theirs = keras.callbacks.EarlyStopping(monitor=monitor, **options)
     theirs.set_model(model)
     theirs.on_train_begin()
-    ours = rt.EarlyStopping(monitor, **options)
+    return model, theirs, rt.EarlyStopping(monitor, **options)
+
+
+@pytest.mark.filterwarnings("ignore:Early stopping conditioned on metric")
+@pytest.mark.parametrize("case", EARLY_STOPPING_CASES, ids=list(EARLY_STOPPING_CASES))
+def test_early_stopping_equals_keras(case):
+    monitor, options, values, stops = EARLY_STOPPING_CASES[case]
+    model, theirs, ours = _both_early_stoppings(monitor, options, accuracy="accuracy" in monitor)
 
     keras_stop = ours_stop = None
     for epoch0, value in enumerate(values):
@@ -89,12 +94,7 @@ def test_early_stopping_equals_keras(case):
 
 def _stop_epochs(monitor, options, values):
     """The (1-based) epoch at which Keras and ours first stop (None: never)."""
-    model = _tiny_model()
-    model.stop_training = False
-    theirs = keras.callbacks.EarlyStopping(monitor=monitor, **options)
-    theirs.set_model(model)
-    theirs.on_train_begin()
-    ours = rt.EarlyStopping(monitor, **options)
+    model, theirs, ours = _both_early_stoppings(monitor, options)
     keras_stop = ours_stop = None
     for epoch0, value in enumerate(values):
         theirs.on_epoch_end(epoch0, {monitor: value})

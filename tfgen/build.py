@@ -138,15 +138,9 @@ def write_files(files: list[tuple[Path, str]]) -> None:
         for path, text in files:
             if path.is_dir():
                 raise OutputError(f"{shown_path(path)}: cannot write the generated file: it is a directory")
+            mode = _mode(path)
             try:
-                fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            except OSError as error:
-                raise OutputError(f"{shown_path(path)}: cannot write the generated file: {_reason(error)}") from None
-            staged.append((path, temporary, _mode(path)))
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                    handle.write(text)
-                os.chmod(temporary, staged[-1][2])
+                staged.append((path, _stage(path, text.encode("utf-8"), mode), mode))
             except OSError as error:
                 raise OutputError(f"{shown_path(path)}: cannot write the generated file: {_reason(error)}") from None
         for path, temporary, _ in staged:
@@ -175,14 +169,22 @@ def _restore(path: Path, former: bytes | None) -> None:
         if former is None:
             path.unlink(missing_ok=True)
         else:
-            mode = _mode(path)
-            fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(former)
-            os.chmod(temporary, mode)
-            os.replace(temporary, path)
+            os.replace(_stage(path, former, _mode(path)), path)
     except OSError:
         pass
+
+
+def _stage(path: Path, data: bytes, mode: int) -> str:
+    """Write `data` to a temporary file beside `path` (named for leftover clean-up) with `mode`."""
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(temporary, mode)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return temporary
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -31,10 +31,10 @@ SCRIPT_NAMES = frozenset(
     """os sys time zipfile Path keras tf rt
     SEED OUTPUT_DIR EPOCHS GLOBAL_BATCH_SIZE VALIDATION_BATCH_SIZE SHUFFLE_BUFFER VALIDATION_SPLIT
     INPUTS TARGETS SYNTHETIC_TRAIN_EXAMPLES SYNTHETIC_VALIDATION_EXAMPLES STEPS_PER_EXECUTION
-    ACCUMULATION_STEPS EXAMPLES_PER_UPDATE LOSS_WEIGHTS EMA_DECAY CLIP_LIMIT VALIDATION_EVERY
+    ACCUMULATION_STEPS EXAMPLES_PER_UPDATE LOSS_WEIGHTS CLIP_LIMIT VALIDATION_EVERY
     VALIDATION_STEPS CHECKPOINT_EVERY_EPOCHS CHECKPOINT_EVERY_STEPS CHECKPOINTS_TO_KEEP
     LOG_EVERY_STEPS PROFILE_START_STEP PROFILE_STEPS LOSSES np
-    make_strategy load_data load_npz load_tfrecord load_keras_dataset train_pipeline
+    load_data load_npz load_tfrecord load_keras_dataset train_pipeline
     validation_pipeline build_datasets build_preprocessing build_augmentation build_model
     build_optimizer WarmUp ScaledOnPlateau build_metrics per_example_losses mean_per_example
     total_loss update_metrics LossWeighting
@@ -174,7 +174,6 @@ class SourceView:
     features: str = ""  # tfrecord: {name: (shape, dtype)}
     compression: str = "None"
     examples: int = 0
-    seed_offset: int = 0
     dataset: str = ""
     split: str = ""
 
@@ -197,15 +196,13 @@ class DataView:
     bucketing: dict[str, str] | None
     preprocess: list[str]
     augment: list[str]
-    layer_input: str | None  # the input preprocessing and augmentation layers apply to (literal)
-    layer_input_name: str
+    layer_input: str  # the input preprocessing and augmentation layers apply to
     placement: Placement
     shard_policy: str | None
     shard_reason: str
     synthetic_train: int
     synthetic_validation: int
     validation_steps: int | None
-    dataset_sources: bool  # a source may give a tf.data.Dataset
     imports: frozenset[str]  # modules the sources' loaders need
 
     @property
@@ -231,7 +228,6 @@ class OutputView:
 @dataclass
 class ModelView:
     builder: str | None  # package.module:function
-    builder_ref: str
     builder_kwargs: str
     only_input: str | None
     trunk: list[LayerLine]
@@ -434,7 +430,7 @@ def _outputs(spec: Spec) -> list[OutputView]:
     return views
 
 
-def _source(source, seed_offset: int = 0) -> SourceView:
+def _source(source) -> SourceView:
     if source.type == "python":
         module, _, function = source.function.partition(":")
         return SourceView("python", call=literal(source.function), kwargs=_kwargs(source.kwargs))
@@ -447,7 +443,7 @@ def _source(source, seed_offset: int = 0) -> SourceView:
         )
     if source.type == "keras":
         return SourceView("keras", dataset=literal(source.dataset), split=literal(source.split))
-    return SourceView("synthetic", examples=source.examples, seed_offset=seed_offset)
+    return SourceView("synthetic", examples=source.examples)
 
 
 def _kwargs(kwargs: dict[str, Any]) -> str:
@@ -472,7 +468,7 @@ def _data(spec: Spec) -> DataView:
     sources = [train.source] + ([validation.source] if validation else [])
     return DataView(
         train=_source(train.source),
-        validation=_source(validation.source, seed_offset=1) if validation else None,
+        validation=_source(validation.source) if validation else None,
         split=spec.data.validation_split,
         has_validation=has_validation(spec),
         batch_size=train.batch_size,
@@ -493,8 +489,7 @@ def _data(spec: Spec) -> DataView:
         else None,
         preprocess=[keras_call(layer, "layers") for layer in train.preprocess],
         augment=[keras_call(layer, "layers") for layer in train.augment],
-        layer_input=literal(next(iter(spec.model.inputs))) if train.preprocess or train.augment else None,
-        layer_input_name=next(iter(spec.model.inputs)),
+        layer_input=next(iter(spec.model.inputs)),
         placement=Placement(resolve_in_memory(spec)),
         shard_policy=shard_policy,
         shard_reason=shard_reason,
@@ -503,7 +498,6 @@ def _data(spec: Spec) -> DataView:
         if validation and validation.source.type == "synthetic"
         else 4 * validation_batch,
         validation_steps=spec.train.validation_steps,
-        dataset_sources=any(s.type in ("python", "tfrecord") for s in sources),
         imports=frozenset(m for s in sources for m in SOURCE_IMPORTS.get(s.type, ())),
     )
 
@@ -511,7 +505,6 @@ def _data(spec: Spec) -> DataView:
 def _model(spec: Spec, outputs: list[OutputView]) -> ModelView:
     return ModelView(
         builder=spec.model.builder,
-        builder_ref=spec.model.builder or "",
         builder_kwargs=_kwargs(spec.model.kwargs),
         only_input=literal(next(iter(spec.model.inputs))) if len(spec.model.inputs) == 1 else None,
         trunk=layer_lines(spec.model.layers),

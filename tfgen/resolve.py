@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import typing
 from pathlib import Path
 from typing import Any
 
@@ -170,20 +169,10 @@ def _parse_value(raw: str, label: str, column: int, loc: Loc) -> Any:
 
 def _expects_string(loc: Loc) -> bool:
     """Whether the schema types the field at `loc` as a plain string (then `--set` keeps it raw)."""
-    from pydantic import BaseModel
-
     from .spec import Spec
-    from .spec.base import unwrap
+    from .spec.base import field_types
 
     current: list[Any] = [Spec]
     for part in loc:
-        following: list[Any] = []
-        for kind in current:
-            if isinstance(kind, type) and issubclass(kind, BaseModel) and part in kind.model_fields:
-                following.extend(unwrap(kind.model_fields[part].annotation))
-            elif typing.get_origin(kind) is dict:
-                following.extend(unwrap(typing.get_args(kind)[1]))
-            elif typing.get_origin(kind) is list:
-                following.extend(unwrap(typing.get_args(kind)[0]))
-        current = following
+        current = field_types(current, part)
     return bool(current) and all(kind is str for kind in current)

@@ -11,7 +11,7 @@ from . import catalog
 from .errors import SpecError, SpecIssue
 from .loader import Loc, Located, dotted, walk
 from .spec import Spec
-from .spec.base import unwrap
+from .spec.base import field_types
 
 KERAS_PLACES = (
     # (path pattern, kind); "*" matches any key or index.
@@ -92,14 +92,7 @@ def _model_at(doc: Located, loc: Loc) -> type[BaseModel] | None:
     node: Any = doc.data
     for part in loc:
         node = node[part] if isinstance(node, (dict, list)) else None
-        following: list[Any] = []
-        for current in candidates:
-            if isinstance(current, type) and issubclass(current, BaseModel) and part in current.model_fields:
-                following.extend(unwrap(current.model_fields[part].annotation))
-            elif typing.get_origin(current) is dict:
-                following.extend(unwrap(typing.get_args(current)[1]))
-            elif typing.get_origin(current) is list:
-                following.extend(unwrap(typing.get_args(current)[0]))
+        following = field_types(candidates, part)
         models = [t for t in following if isinstance(t, type) and issubclass(t, BaseModel)]
         if isinstance(node, dict) and len(models) > 1 and "type" in node:
             models = [m for m in models if _tag(m) == node["type"]] or models

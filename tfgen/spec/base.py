@@ -117,3 +117,16 @@ def unwrap(annotation: Any) -> list[Any]:
     if origin in (Union, types.UnionType):
         return [t for arg in typing.get_args(annotation) for t in unwrap(arg)]
     return [annotation]
+
+
+def field_types(kinds: list[Any], part: str | int) -> list[Any]:
+    """The types the schema allows at `part` below any of `kinds` (models, dicts or lists)."""
+    following: list[Any] = []
+    for kind in kinds:
+        if isinstance(kind, type) and issubclass(kind, BaseModel) and part in kind.model_fields:
+            following.extend(unwrap(kind.model_fields[part].annotation))
+        elif typing.get_origin(kind) is dict:
+            following.extend(unwrap(typing.get_args(kind)[1]))
+        elif typing.get_origin(kind) is list:
+            following.extend(unwrap(typing.get_args(kind)[0]))
+    return following
