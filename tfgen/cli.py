@@ -34,6 +34,10 @@ def _parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="check specs without writing anything")
     validate.add_argument("specs", nargs="+", type=Path, metavar="SPEC")
     _add_set(validate)
+    # --deep (tfgen/deep.py): imports Keras, builds every object and the model; never trains.
+    validate.add_argument("--deep", action="store_true",
+                          help="also build every Keras object and the model with Keras (seconds; never trains)")
+    validate.add_argument("--summary", action="store_true", help="print each model's layer table (implies --deep)")
     init = commands.add_parser("init", help="write a commented starter spec that validates and builds")
     init.add_argument("name", nargs="?", default="starter", help="the run's name (default: starter)")
     init.add_argument("--dir", type=Path, default=Path("specs"), help="where to write NAME.yaml (default: specs/)")
@@ -93,14 +97,18 @@ def _run(args: argparse.Namespace) -> int:
         from .validate import validate
 
         issues = []
+        deep = args.deep or args.summary
         for path in args.specs:
             try:
-                validate(resolve(path, display_path(path), args.overrides))
+                doc = resolve(path, display_path(path), args.overrides)
+                spec = validate(doc)
+                if deep:
+                    _deep(doc, spec, path, args.summary)
             except SpecError as error:
                 issues.extend(error.issues)
         if issues:
             raise SpecError(issues)
-        print(f"{len(args.specs)} spec(s) valid")
+        print(f"{len(args.specs)} spec(s) valid" + (" (--deep: built with Keras)" if deep else ""))
         return EXIT_OK
 
     from .build import (
@@ -135,6 +143,15 @@ def _run(args: argparse.Namespace) -> int:
     diffs = [unified_diff(t) for t in targets]
     sys.stdout.write("".join(diffs))
     return EXIT_DIFFERENT if any(diffs) else EXIT_OK
+
+
+def _deep(doc, spec, path: Path, summary: bool) -> None:
+    """`validate --deep`: build the spec's Keras objects and model (imports Keras only here)."""
+    from .deep import deep_validate
+
+    result = deep_validate(doc, spec, path.parent)
+    if summary:
+        print(f"{doc.path}: model `{spec.name}`\n{result.summary}", end="")
 
 
 if __name__ == "__main__":
