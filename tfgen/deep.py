@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from . import catalog
-from .errors import SpecError
+from .errors import SpecError, UsageError
 from .loader import Loc, Located
 from .modules import LookupFailed, import_function, lookup_path
 from .names import output_names
@@ -85,6 +85,8 @@ def import_keras():
         try:
             with _stderr_to(captured):
                 import keras
+        except ImportError as error:
+            raise UsageError(f'--deep needs TensorFlow and Keras (pip install "tfgen[train]"): {error}') from None
         except BaseException:
             captured.seek(0)
             sys.stderr.write(captured.read().decode(errors="replace"))  # what went wrong, if it fails
@@ -141,7 +143,7 @@ class _Deep:
         """Run one constructor call as the script writes it (the planner's text: validated class
         and argument names, values as Python literals), with only `keras` and `names` in scope."""
         try:
-            return eval(code, {"__builtins__": {}, "keras": self.keras, **names})  # noqa: S307
+            return eval(code, {"__builtins__": {}, "keras": self.keras, **names})
         except Exception as error:  # noqa: BLE001 - any Keras refusal is the user's to fix
             self.fail(loc, f"{name}: {first_line(error)}")
             return None
@@ -154,10 +156,9 @@ class _Deep:
             return None
 
     def stack(self, items: list, x: Any, loc: Loc) -> Any:
-        """Apply a layer list as the script does (`{residual: [...]}` adds its input back)."""
+        """Apply a layer list as the script does (`{residual: [...]}` adds its input back). Every
+        layer is constructed even after one fails, so each constructor error is reported."""
         for i, item in enumerate(items):
-            if x is None:
-                return None
             if isinstance(item, Residual):
                 shortcut = x
                 x = self.stack(item.residual, x, loc + (i, "residual"))
@@ -165,7 +166,7 @@ class _Deep:
                     x = self.apply(self.keras.layers.Add(), [shortcut, x], loc + (i,), "residual: Add")
                 continue
             layer = self.layer(item, loc + (i,))
-            x = None if layer is None else self.apply(layer, x, loc + (i,), item.type)
+            x = None if layer is None or x is None else self.apply(layer, x, loc + (i,), item.type)
         return x
 
     def layer(self, item: KerasObject, loc: Loc) -> Any:
@@ -220,9 +221,8 @@ class _Deep:
             for i, item in enumerate(getattr(train, group)):
                 loc = ("data", "train", group, i)
                 layer = self.layer(item, loc)
-                if layer is None or x is None:
-                    return
-                x, last = self.apply(layer, x, loc, item.type, training=training), loc
+                x = None if layer is None or x is None else self.apply(layer, x, loc, item.type, training=training)
+                last = loc
         if x is not None and not _same_shape(tuple(x.shape[1:]), tuple(declared.shape)):
             self.fail(last, f"the preprocessing gives {_shape(x.shape[1:])} per example, but the model's input "
                       f"`{name}` is declared {_shape(declared.shape)}")
@@ -231,8 +231,6 @@ class _Deep:
         spec, keras = self.spec, self.keras
         inputs = self.inputs()
         x = self.stack(spec.model.layers, inputs[next(iter(inputs))], ("model", "layers"))
-        if x is None:
-            return None, None
         outputs = {}
         for name in output_names(spec):
             head = list(spec.model.outputs[name])

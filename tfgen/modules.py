@@ -7,8 +7,9 @@ import contextlib
 import importlib
 import pkgutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .catalog import closest, did_you_mean
 
@@ -46,7 +47,7 @@ def import_function(reference: str, spec_dir: Path) -> Callable[..., Any]:
                     f"directory and next to the spec in {_shown(spec_dir)})"
                 ) from None
             raise LookupFailed(f"importing `{module_name}` failed: {_one_line(error)}") from None
-        except (Exception, SystemExit) as error:  # the module's own code failed
+        except (Exception, SystemExit) as error:  # noqa: BLE001 - the module's own code failed
             raise LookupFailed(f"importing `{module_name}` failed: {_one_line(error)}") from None
     function = getattr(module, name, None)
     if function is None:

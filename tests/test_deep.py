@@ -1,0 +1,109 @@
+"""`tfgen validate --deep`: specs valid in structure whose Keras objects or model fail, pinned.
+
+The TensorFlow-importing tests are slow; they run every pinned case in this one process (Keras
+imported once) and the command line once, on the example specs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT, SPECS, import_blocker, run_tfgen
+
+from tfgen.cli import main
+from tfgen.modules import LookupFailed, import_function
+
+CASES = sorted((ROOT / "tests" / "deep_invalid_specs").glob("*.yaml"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", CASES, ids=lambda p: p.stem)
+def test_deep_invalid_spec_output_is_pinned(spec, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    relative = spec.relative_to(ROOT).as_posix()
+    assert main(["validate", relative]) == 0, "a deep case must be valid in structure"
+    capsys.readouterr()
+    assert main(["validate", "--deep", relative]) == 2
+    assert capsys.readouterr().err == spec.with_suffix(".expected").read_text()
+
+
+@pytest.mark.slow
+def test_deep_skips_the_adapt_key_and_accepts_an_adapted_normalization(monkeypatch):
+    from tfgen.deep import _Deep, import_keras
+    from tfgen.loader import Located
+    from tfgen.spec import KerasObject
+
+    checker = _Deep(import_keras(), Located({}, "x.yaml"), None, ROOT)
+    layer = checker.layer(KerasObject(type="Normalization", adapt=True, axis=-1), ("model", "layers", 0))
+    assert type(layer).__name__ == "Normalization" and not checker.issues
+
+
+@pytest.mark.slow
+def test_examples_deep_validate_with_summaries_in_one_clean_process():
+    """The example specs pass; stderr is empty (TensorFlow's start-up lines are kept off it, and
+    its C++ logs are quiet unless TF_CPP_MIN_LOG_LEVEL says otherwise)."""
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    specs = [s.relative_to(ROOT).as_posix() for s in SPECS]
+    command = [sys.executable, "-m", "tfgen", "validate", "--deep", "--summary", *specs]
+    result = subprocess.run(command, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    for spec in SPECS:
+        assert f"{spec.relative_to(ROOT).as_posix()}: model `{spec.stem}`" in result.stdout
+    assert "113,258 parameters (112,682 trainable, 576 not)" in result.stdout  # cifar's ResNet-style CNN
+    assert result.stdout.endswith(f"{len(SPECS)} spec(s) valid (--deep: built with Keras)\n")
+
+
+def test_every_deep_case_points_at_its_own_file():
+    for spec in CASES:
+        lines = spec.with_suffix(".expected").read_text().splitlines()
+        assert lines and all(line.startswith(spec.relative_to(ROOT).as_posix() + ":") for line in lines)
+
+
+def test_plain_validate_never_imports_tensorflow_and_deep_says_what_it_needs(tmp_path):
+    env = import_blocker(tmp_path / "blocker")
+    specs = [s.relative_to(ROOT).as_posix() for s in SPECS]
+    assert run_tfgen("validate", *specs, env=env).returncode == 0
+    result = run_tfgen("validate", "--deep", specs[0], env=env)
+    assert result.returncode == 2
+    assert result.stderr.startswith('tfgen: error: --deep needs TensorFlow and Keras (pip install "tfgen[train]")')
+    assert len(result.stderr.splitlines()) == 1
+
+
+# --- the module lookup rule: sys.path, then the working directory, then the spec's directory ---
+
+
+def _module(folder, name, body):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.py").write_text(body)
+
+
+def test_a_module_is_found_in_the_working_directory_before_the_spec_directory(tmp_path, monkeypatch):
+    _module(tmp_path / "work", "tfgen_case_where", "def where():\n    return 'work'\n")
+    _module(tmp_path / "specs", "tfgen_case_where", "def where():\n    return 'specs'\n")
+    _module(tmp_path / "specs", "tfgen_case_beside", "def where():\n    return 'beside'\n")
+    monkeypatch.chdir(tmp_path / "work")
+    monkeypatch.setattr(sys, "modules", dict(sys.modules))
+    assert import_function("tfgen_case_where:where", tmp_path / "specs")() == "work"
+    assert import_function("tfgen_case_beside:where", tmp_path / "specs")() == "beside"
+    assert str(tmp_path / "specs") not in sys.path  # the path is restored
+
+
+def test_lookup_failures_are_one_line_and_name_where_it_looked(tmp_path, monkeypatch):
+    _module(tmp_path, "tfgen_case_broken", "raise RuntimeError('no config\\nsecond line')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "modules", dict(sys.modules))
+    expected = {
+        "tfgen_case_nowhere:f": "no module `tfgen_case_nowhere` (looked on sys.path, in the working directory "
+        "and next to the spec in ./)",
+        "tfgen_case_broken:f": "importing `tfgen_case_broken` failed: RuntimeError: no config",
+        "json:lods": "module `json` has no function `lods`; did you mean `loads`?",
+        "tfgen.datasetz:f": "no module `tfgen.datasetz`; did you mean `tfgen.datasets`? (looked on sys.path, in "
+        "the working directory and next to the spec in ./)",
+    }
+    for reference, message in expected.items():
+        with pytest.raises(LookupFailed) as failure:
+            import_function(reference, tmp_path)
+        assert str(failure.value) == message
