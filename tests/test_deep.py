@@ -41,6 +41,24 @@ def test_deep_skips_the_adapt_key_and_accepts_an_adapted_normalization(monkeypat
 
 
 @pytest.mark.slow
+def test_a_builder_next_to_its_spec_builds_and_is_summarised(tmp_path, capsys, monkeypatch):
+    """The builder module sits beside the spec (not on sys.path, not in the working directory)."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(sys, "modules", dict(sys.modules))
+    (tmp_path / "tfgen_case_builder.py").write_text(
+        "import keras\n\n\ndef build(units):\n"
+        "    x = keras.Input((8,), name='x')\n"
+        "    return keras.Model({'x': x}, {'y': keras.layers.Dense(1)(keras.layers.Dense(units)(x))})\n"
+    )
+    spec = (CASES[0].parent / "builder_raises.yaml").read_text()
+    spec = spec.replace("deep_case_modules:broken_model", "tfgen_case_builder:build").replace("width: 7", "units: 4")
+    (tmp_path / "built.yaml").write_text(spec)
+    assert main(["validate", "--summary", str(tmp_path / "built.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert ": model `built`\n" in out and "41 parameters (41 trainable, 0 not)" in out  # 8*4+4 + 4*1+1
+
+
+@pytest.mark.slow
 def test_examples_deep_validate_with_summaries_in_one_clean_process():
     """The example specs pass; stderr is empty (TensorFlow's start-up lines are kept off it, and
     its C++ logs are quiet unless TF_CPP_MIN_LOG_LEVEL says otherwise)."""
@@ -62,11 +80,15 @@ def test_every_deep_case_points_at_its_own_file():
         assert lines and all(line.startswith(spec.relative_to(ROOT).as_posix() + ":") for line in lines)
 
 
-def test_plain_validate_never_imports_tensorflow_and_deep_says_what_it_needs(tmp_path):
+def test_plain_validate_never_imports_tensorflow(tmp_path):
     env = import_blocker(tmp_path / "blocker")
-    specs = [s.relative_to(ROOT).as_posix() for s in SPECS]
-    assert run_tfgen("validate", *specs, env=env).returncode == 0
-    result = run_tfgen("validate", "--deep", specs[0], env=env)
+    result = run_tfgen("validate", *[s.relative_to(ROOT).as_posix() for s in SPECS], env=env)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.slow
+def test_deep_without_keras_says_what_it_needs_in_one_line(tmp_path):
+    result = run_tfgen("validate", "--deep", SPECS[0].relative_to(ROOT).as_posix(), env=import_blocker(tmp_path / "b"))
     assert result.returncode == 2
     assert result.stderr.startswith('tfgen: error: --deep needs TensorFlow and Keras (pip install "tfgen[train]")')
     assert len(result.stderr.splitlines()) == 1

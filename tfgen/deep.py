@@ -64,7 +64,7 @@ def deep_validate(doc: Located, spec: Spec, spec_dir: Path) -> DeepResult:
     checker = _Deep(keras, doc, spec, spec_dir)
     with warnings.catch_warnings(), lookup_path(spec_dir):
         warnings.simplefilter("ignore")  # Keras's warnings repeat what the checks below say in one line
-        keras.backend.clear_session()  # layer names restart per spec, so summaries are stable
+        keras.backend.clear_session(free_memory=False)  # names restart per spec (no slow gc pass)
         policy = keras.mixed_precision.global_policy()
         try:
             summary = checker.run()
@@ -266,8 +266,9 @@ class _Deep:
             self.fail(loc, f"the model refuses the spec's inputs ({', '.join(spec.model.inputs)}): {first_line(error)}")
             return None, None
         if not isinstance(outputs, dict) or set(outputs) != set(spec.targets):
-            found = sorted(outputs) if isinstance(outputs, dict) else f"a {type(outputs).__name__}"
-            self.fail(loc, f"the model's outputs must be a dict keyed by the targets {sorted(spec.targets)}, found {found}")
+            found = _names(outputs) if isinstance(outputs, dict) else f"a {type(outputs).__name__}"
+            self.fail(loc, f"the model's outputs must be a dict keyed by the targets ({_names(spec.targets)}), "
+                      f"found {found}")
             return model, None
         if spec.precision != "float32":
             for name, out in outputs.items():
@@ -467,6 +468,10 @@ def _squeezed(output: tuple, target: tuple) -> tuple[tuple, tuple]:
     if len(target) == len(output) + 1 and target[-1] == 1:
         return output, target[:-1]
     return output, target
+
+
+def _names(keys) -> str:
+    return ", ".join(f"`{key}`" for key in sorted(keys))
 
 
 def _same_shape(a: tuple, b: tuple) -> bool:

@@ -7,3 +7,17 @@ def load_data():
 
 def broken_model(width=8):
     raise ValueError(f"cannot build a model of width {width}: the block needs an even width")
+
+
+def model_of_other_outputs():
+    import keras
+
+    x = keras.Input((8,), name="x")
+    return keras.Model({"x": x}, {"score": keras.layers.Dense(1)(x)})
+
+
+def model_without_float32_head():
+    import keras
+
+    x = keras.Input((8,), name="x")
+    return keras.Model({"x": x}, {"y": keras.layers.Dense(1)(x)})  # computes in float16 under mixed_float16
