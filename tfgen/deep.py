@@ -297,7 +297,7 @@ class _Deep:
         for i, metric, _ in metrics if shape_ok else ():  # a wrong head is reported once, at its loss
             shape_ok &= self.shapes(metric.type, output_shape, target_shape, target.classes, ("metrics", name, i), name)
         self.activation(name, out, loss_spec, output_shape, metrics)
-        if shape_ok and loss is not None:
+        if shape_ok and loss is not None and loss_spec.type not in UNCHECKED_SHAPES:
             self.try_on_batch(name, out, loss, loss_spec.type, loss_loc, metrics)
 
     def head_loc(self, name: str) -> Loc:
@@ -324,7 +324,7 @@ class _Deep:
             self.fail(loc, f"{kind}: output `{name}` is {_shape(output)} per example but its target is "
                       f"{_shape(target)}{hint}")
             return False
-        if classes and (kind in SPARSE or kind in ONE_HOT) and output[-1] not in (None, classes):
+        if classes and (kind in SPARSE or kind in ONE_HOT) and output and output[-1] not in (None, classes):
             self.fail(loc, f"{kind}: output `{name}` gives {output[-1]} class scores but target `{name}` has "
                       f"`classes: {classes}`")
             return False
@@ -365,12 +365,9 @@ class _Deep:
 
     def try_on_batch(self, name: str, out: Any, loss: Any, kind: str, loc: Loc, metrics: list) -> None:
         """Call the loss and update the metrics on a batch of two zero examples (never data)."""
-        import numpy as np
-
-        target = self.spec.targets[name]
-        fill = [d or _EXAMPLE_LENGTH for d in out.shape[1:]]
-        y_pred = np.zeros([2, *fill], dtype="float32")
-        y_true = np.zeros([2, *(d or _EXAMPLE_LENGTH for d in target.shape)], dtype=target.dtype)
+        zeros, target = self.keras.ops.zeros, self.spec.targets[name]
+        y_pred = zeros([2, *(d or _EXAMPLE_LENGTH for d in out.shape[1:])], dtype=out.dtype)
+        y_true = zeros([2, *(d or _EXAMPLE_LENGTH for d in target.shape)], dtype=target.dtype)
         try:
             loss(y_true, y_pred)
         except Exception as error:  # noqa: BLE001
