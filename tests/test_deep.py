@@ -94,6 +94,31 @@ def test_deep_without_keras_says_what_it_needs_in_one_line(tmp_path):
     assert len(result.stderr.splitlines()) == 1
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", SPECS, ids=lambda p: p.stem)
+def test_deep_runs_the_constructor_calls_of_the_generated_script(spec, monkeypatch):
+    """Every constructor deep validation runs is a call the committed script makes, verbatim."""
+    from tfgen import deep
+    from tfgen.build import display_path
+    from tfgen.resolve import resolve
+    from tfgen.validate import validate
+
+    monkeypatch.chdir(ROOT)
+    calls = []
+    evaluate = deep._Deep.evaluate
+    monkeypatch.setattr(deep._Deep, "evaluate", lambda self, code, *a, **k: calls.append(code) or evaluate(self, code, *a, **k))
+    doc = resolve(spec, display_path(spec))
+    deep.deep_validate(doc, validate(doc), spec.parent)
+
+    def squashed(text):
+        return "".join(text.split()).replace(",)", ")").replace(",]", "]").replace("'", '"')
+
+    script = squashed((ROOT / "generated" / f"{spec.stem}.py").read_text())
+    assert len(calls) >= 4
+    for code in calls:
+        assert squashed(code) in script, code
+
+
 # --- the module lookup rule: sys.path, then the working directory, then the spec's directory ---
 
 

@@ -132,7 +132,10 @@ class _Deep:
         for arg, value in args.items():  # nested objects first, so an error names their own node
             if arg != "type" and isinstance(value, dict) and "type" in value:
                 nested = catalog.nested_kind(str(arg), str(value["type"]))
-                if nested is None or self.construct(value, nested, loc + (arg,)) is None:
+                if nested is None:  # structural validation reports it first; never pass silently
+                    self.fail(loc + (arg, "type"), f"`{value['type']}` is not a Keras class that `{arg}` takes")
+                    return None
+                if self.construct(value, nested, loc + (arg,)) is None:
                     return None
         if kind == "layers":
             args = {k: v for k, v in args.items() if k not in TFGEN_LAYER_KEYS and k != "type"}
@@ -194,9 +197,9 @@ class _Deep:
         for name in output_names(spec):
             self.head(name, outputs.get(name) if outputs else None)
         self.optimizer(model)
-        if model is None:
-            return ""
-        return summary_table(model)
+        if model is None and not self.issues:  # every way to lose the model records why; keep it so
+            self.fail(("model",), "the model could not be built")
+        return "" if model is None else summary_table(model)
 
     def function(self, reference: str, loc: Loc):
         try:
@@ -400,8 +403,9 @@ class _Deep:
                 return
         else:
             learning_rate = rate
-        arguments = ([] if rate is None else ["learning_rate=learning_rate"]) + view.other_args
-        code = f"{view.constructor}({', '.join(arguments)})"
+        code = view.call  # as build_optimizer writes it: whole, or around a wrapped rate
+        if view.wrapped:  # the script's WarmUp/ScaledOnPlateau wrap the rate; the optimizer takes it
+            code = f"{view.constructor}({', '.join(['learning_rate=learning_rate', *view.other_args])})"
         optimizer = self.evaluate(code, ("optimizer",), spec.optimizer.type, learning_rate=learning_rate)
         if optimizer is None:
             return
