@@ -36,6 +36,7 @@ SPARSE = {"SparseCategoricalCrossentropy", "SparseCategoricalAccuracy", "SparseT
 # Losses and metrics whose target has the output's shape and whose last axis is the classes.
 ONE_HOT = {"CategoricalCrossentropy", "CategoricalFocalCrossentropy", "CategoricalGeneralizedCrossEntropy",
            "CategoricalHinge", "CategoricalAccuracy", "TopKCategoricalAccuracy"}
+BINARY = {"BinaryCrossentropy", "BinaryFocalCrossentropy"}  # 0/1 targets (one-hot rows too)
 UNCHECKED_SHAPES = {"CTC", "Circle"}  # losses with shape contracts of their own
 # Losses with `from_logits`: the output must be logits when it is true, probabilities when false.
 PROBABILISTIC = {"BinaryCrossentropy", "BinaryFocalCrossentropy", "CategoricalCrossentropy",
@@ -326,6 +327,10 @@ class _Deep:
                 hint = f"; for class ids use Sparse{kind}"
             self.fail(loc, f"{kind}: output `{name}` is {_shape(output)} per example but its target is "
                       f"{_shape(target)}{hint}")
+            return False
+        if kind in BINARY and classes and classes > 2 and (not target or target[-1] != classes):
+            self.fail(loc, f"{kind}: takes 0/1 targets, but target `{name}` has `classes: {classes}`: for class ids "
+                      f"use SparseCategoricalCrossentropy on {classes} outputs")
             return False
         if classes and (kind in SPARSE or kind in ONE_HOT) and output and output[-1] not in (None, classes):
             self.fail(loc, f"{kind}: output `{name}` gives {output[-1]} class scores but target `{name}` has "
