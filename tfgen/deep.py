@@ -226,9 +226,9 @@ class _Deep:
                 loc = ("data", "train", group, i)
                 layer = self.layer(item, loc)
                 x = None if layer is None or x is None else self.apply(layer, x, loc, item.type, training=training)
-                last = loc
+                last = loc, item.type
         if x is not None and not _same_shape(tuple(x.shape[1:]), tuple(declared.shape)):
-            self.fail(last, f"the preprocessing gives {_shape(x.shape[1:])} per example, but the model's input "
+            self.fail(last[0], f"{last[1]}: after it an example is {_shape(x.shape[1:])}, but the model's input "
                       f"`{name}` is declared {_shape(declared.shape)}")
 
     def layer_model(self):
