@@ -121,6 +121,7 @@ class _Deep:
     def __init__(self, keras, doc: Located, spec: Spec, spec_dir: Path):
         self.keras, self.doc, self.spec, self.spec_dir = keras, doc, spec, spec_dir
         self.issues = []
+        self.graph_outputs: dict[str, Any] = {}  # a builder model's own output tensors, by name
 
     def fail(self, loc: Loc, message: str) -> None:
         self.issues.append(self.doc.issue(loc, message))
@@ -274,6 +275,8 @@ class _Deep:
             self.fail(loc, f"the model's outputs must be a dict keyed by the targets ({_names(spec.targets)}), "
                       f"found {found}")
             return model, None
+        if isinstance(model.output, dict):  # its own graph shows each head's last layer
+            self.graph_outputs = model.output
         if spec.precision != "float32":
             for name, out in outputs.items():
                 if out.dtype != "float32":
@@ -340,7 +343,7 @@ class _Deep:
 
     def activation(self, name: str, out: Any, loss_spec: KerasObject, output_shape: tuple, metrics: list) -> None:
         """from_logits against the head's last activation; thresholds of metrics on logits."""
-        final, layer = _final_activation(self.keras, out)
+        final, layer = _final_activation(self.keras, self.graph_outputs.get(name, out))
         where = self.head_loc(name)
         if final == "softmax" and output_shape and output_shape[-1] == 1:
             self.fail(where, f"{layer}: a softmax over one unit is always 1.0: use a sigmoid for one output unit")

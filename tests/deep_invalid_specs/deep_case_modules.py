@@ -21,3 +21,10 @@ def model_without_float32_head():
 
     x = keras.Input((8,), name="x")
     return keras.Model({"x": x}, {"y": keras.layers.Dense(1)(x)})  # computes in float16 under mixed_float16
+
+
+def model_of_probabilities():
+    import keras
+
+    x = keras.Input((8,), name="x")
+    return keras.Model({"x": x}, {"label": keras.layers.Dense(3, activation="softmax", name="probabilities")(x)})
