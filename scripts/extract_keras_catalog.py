@@ -97,7 +97,9 @@ def _defaults_and_docs(cls) -> tuple[dict[str, object], dict[str, str]]:
 # A type is a list of alternatives, each a small dict: {"is": "null"}, {"is": "bool"},
 # {"is": "int", "min": 1}, {"is": "ints"} (a list of integers), {"is": "number", "min": 0,
 # "max": 1, "open": true} (`open`: the bounds are excluded), {"is": "choice", "of": [...]}
-# (strings, compared case-insensitively as Keras does), {"is": "name", "kind": K} (a name that
+# (strings; `nocase`: compared case-insensitively, as Keras does for paddings), {"is": "list"}
+# (any list), {"float": true} on a number: Keras refuses an int there (`Adam(learning_rate=1)`),
+# {"is": "name", "kind": K} (a name that
 # `keras.K.get` resolves, listed once under the catalog's `names`) and {"is": "object", "kind": K}
 # (a nested `{type: ...}` of that kind).
 
@@ -112,11 +114,11 @@ CHOICE_ARGUMENTS = {"padding", "data_format", "interpolation", "fill_mode", "mod
 UNTYPED = {("layers", "Rescaling", "scale"), ("layers", "Rescaling", "offset")}
 
 NULL = {"is": "null"}
-_LEAD_NOISE = re.compile(r"^(?:\(optional\)\s*|optional[.,]?\s+|an?\s+|the\s+|python\s+|small\s+)+", re.I)
+_LEAD_NOISE = re.compile(r"^(?:\(optional\)\s*|optional[.,]?\s+|an?\s+|the\s+|python\s+|small\s+)+", re.IGNORECASE)
 _INT = r"(?:int|integer)"
-_INT_LEAD = re.compile(rf"^(?P<sign>positive|non-negative|strictly positive)?\s*{_INT}\b(?!\s*(?:or|tuple|list|s\b))", re.I)
-_INTS_LEAD = re.compile(rf"^{_INT},?\s+(?:or\s+)?(?:an?\s+)?(?:tuple|list)(?:/(?:tuple|list))?\s+of\s+(?:\w+\s+)?{_INT}", re.I)
-_NUMBER_LEAD = re.compile(r"^(?:positive\s+)?(?:float|floating point|number)\b(?:\s+value)?", re.I)
+_INT_LEAD = re.compile(rf"^(?P<sign>positive|non-negative|strictly positive)?\s*{_INT}\b(?!\s*(?:or|tuple|list|s\b))", re.IGNORECASE)
+_INTS_LEAD = re.compile(rf"^{_INT},?\s+(?:or\s+)?(?:an?\s+)?(?:tuple|list)(?:/(?:tuple|list))?\s+of\s+(?:\w+\s+)?{_INT}", re.IGNORECASE)
+_NUMBER_LEAD = re.compile(r"^(?:positive\s+)?(?:float|floating point|number)\b(?:\s+value)?", re.IGNORECASE)
 
 
 def args_section(doc: str | None) -> dict[str, str]:
@@ -156,7 +158,7 @@ def accepted_names(kind: str) -> list[str]:
         try:
             if module.get(name) is not None:
                 names.append(name)
-        except Exception:  # not a name Keras resolves
+        except Exception:  # noqa: BLE001, S112 - not a name Keras resolves
             continue
     return names
 
@@ -205,24 +207,101 @@ def argument_type(kind: str, cls_name: str, name: str, default, doc: str, params
         if name == "data_format":
             values = [v for v in values if v.startswith("channels_")]
         if len(values) >= 2 and (default is None or default.lower() in [v.lower() for v in values]):
-            return [{"is": "choice", "of": values}, *nullable]
+            if name == "padding":  # `standardize_padding` lowercases a string and passes a list through
+                return [{"is": "choice", "of": values, "nocase": True}, {"is": "list"}, *nullable]
+            if name == "data_format":  # `standardize_data_format` lowercases
+                return [{"is": "choice", "of": values, "nocase": True}, *nullable]
+            # Other strings: the values Keras builds with, probed by `_probe_choices`.
+            return [{"is": "choice", "of": values, "probe": True}, *nullable]
         return None
     int_default = default in (None, empty) or type(default) is int
     int_or_tuple_default = int_default or isinstance(default, tuple) and all(type(v) is int for v in default)
-    if name in ("axis", "axes") and re.match(rf"{_INT}\b", first, re.I) or _INTS_LEAD.match(first) and int_or_tuple_default:
-        # an axis is also given as a list of axes (`MaxNorm(axis=[0, 1, 2])`), whatever the words say
-        if not re.search(r"tuples of|dict", first, re.I):
-            return [{"is": "int"}, {"is": "ints"}, *nullable]
+    # An axis is also given as a list of axes (`MaxNorm(axis=[0, 1, 2])`), whatever the words say.
+    axis = name in ("axis", "axes") and re.match(rf"{_INT}\b", first, re.IGNORECASE)
+    if (axis or _INTS_LEAD.match(first) and int_or_tuple_default) and not re.search(r"tuples of|dict", first, re.IGNORECASE):
+        return [{"is": "int"}, {"is": "ints"}, *nullable]
     counts = kind in ("schedules", "optimizers")  # these compute with steps as floats: `decay_steps=1000.0` works
-    if _INT_LEAD.match(first) and int_default and not counts and not re.search(r"float|tensor|tuple|list", first, re.I):
+    if _INT_LEAD.match(first) and int_default and not counts and not re.search(r"float|tensor|tuple|list", first, re.IGNORECASE):
         return [{"is": "int", **_bounds(first + " " + doc, integer=True)}, *nullable]
     number_default = default in (None, empty) or type(default) in (int, float)
     if (_NUMBER_LEAD.match(first) or counts and _INT_LEAD.match(first)) and number_default:
         # "a float value or a constant float tensor, or a callable": only a number is writable in YAML.
-        rest = re.sub(r",? or (?:a )?(?:constant float tensor|callable[^,]*)", "", first, flags=re.I)
-        if not re.search(r"\b(?:or|tuple|list|tensor)\b", rest, re.I):
+        rest = re.sub(r",? or (?:a )?(?:constant float tensor|callable[^,]*)", "", first, flags=re.IGNORECASE)
+        if not re.search(r"\b(?:or|tuple|list|tensor)\b", rest, re.IGNORECASE):
             return [{"is": "number", **_bounds(first if not counts else first + " " + doc, integer=False)}, *nullable]
     return None
+
+
+def _mark_float_only(cls, required: list[str], types: dict) -> None:
+    """Probe, on a class Keras builds without arguments, which numbers it refuses as ints."""
+    if required:
+        return
+    for name, alternatives in types.items():
+        for alt in alternatives:
+            if alt["is"] != "number":
+                continue
+            sample = next((v for v in (1.0, 0.0) if alt.get("min", v) <= v <= alt.get("max", v)
+                           and not (alt.get("open") and v in (alt.get("min"), alt.get("max")))), None)
+            if sample is None or not _builds(cls, name, sample):
+                continue
+            if not _builds(cls, name, int(sample)):
+                alt["float"] = True
+
+
+# Values for required arguments the catalog cannot type, so that a class can be probed.
+PROBE_REQUIRED = {"height_factor": 0.1, "width_factor": 0.1, "factor": 0.1, "x_factor": 0.1, "y_factor": 0.1}
+NOT_A_VALUE = "tfgen-not-a-value"
+
+
+def _probe_choices(cls, required: list[str], types: dict) -> None:
+    """Keep a string choice only where Keras itself refuses other strings when the object is built.
+
+    Its values are the documented ones and those Keras's refusal names, each kept if Keras builds
+    with it; `nocase` if Keras also builds with one of them upper-cased or capitalised. Where Keras builds with any
+    string (it checks later, or never) or the class cannot be built here, the argument is untyped.
+    """
+    base = {}
+    for name in required:
+        sample = _sample(types.get(name)) if name in types else PROBE_REQUIRED.get(name, NOT_A_VALUE)
+        if sample is NOT_A_VALUE:
+            break
+        base[name] = sample
+    for name in [n for n, alts in types.items() if any(a.get("probe") for a in alts)]:
+        alt = next(a for a in types[name] if a.get("probe"))
+        refusal = _refusal(cls, {**base, name: NOT_A_VALUE}) if len(base) == len(required) else None
+        if refusal is None:
+            del types[name]
+            continue
+        candidates = list(dict.fromkeys(alt["of"] + _quoted(refusal)))
+        alt["of"] = [v for v in candidates if _refusal(cls, {**base, name: v}) is None]
+        del alt["probe"]
+        if len(alt["of"]) < 2:
+            del types[name]
+        elif any(_refusal(cls, {**base, name: spelled}) is None for v in alt["of"] for spelled in (v.upper(), v.capitalize())):
+            alt["nocase"] = True
+
+
+def _sample(alternatives: list[dict]):
+    alt = alternatives[0]
+    return {"int": max(2, alt.get("min", 2)), "ints": [2], "number": 0.5, "bool": True}.get(
+        alt["is"], alt["of"][0] if alt["is"] == "choice" else NOT_A_VALUE)
+
+
+def _refusal(cls, args: dict) -> str | None:
+    """Keras's message when it refuses to build `cls(**args)`, else None."""
+    try:
+        cls(**args)
+    except Exception as exc:  # noqa: BLE001 - any refusal is the answer
+        return str(exc) or type(exc).__name__
+    return None
+
+
+def _builds(cls, name: str, value) -> bool:
+    try:
+        cls(**{name: value})
+    except Exception:  # noqa: BLE001 - any refusal is the answer
+        return False
+    return True
 
 
 def extract() -> dict:
@@ -247,6 +326,8 @@ def extract() -> dict:
                 found = argument_type(kind, attr, name, defaults.get(name, inspect.Parameter.empty), docs.get(name, ""), names)
                 if found is not None:
                     types[name] = found
+            _mark_float_only(obj, required, types)
+            _probe_choices(obj, required, types)
             entry["types"] = types
             if kind == "metrics":
                 if default_name is None:

@@ -114,9 +114,14 @@ def accepts(alt: dict[str, Any], value: Any) -> bool:
     if what == "ints":
         return isinstance(value, list) and bool(value) and all(_is_int(v) for v in value)
     if what == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and _in_bounds(value, alt)
+        kinds = (float,) if alt.get("float") else (int, float)
+        return isinstance(value, kinds) and not isinstance(value, bool) and _in_bounds(value, alt)
     if what == "choice":
-        return isinstance(value, str) and value.lower() in (v.lower() for v in alt["of"])
+        if not isinstance(value, str):
+            return False
+        return value.lower() in (v.lower() for v in alt["of"]) if alt.get("nocase") else value in alt["of"]
+    if what == "list":
+        return isinstance(value, list)
     if what == "name":
         return isinstance(value, str) and value in names(alt["kind"])
     return isinstance(value, dict) and "type" in value  # an object: its class and arguments are checked apart
@@ -145,7 +150,9 @@ def describe(alternatives: list[dict[str, Any]]) -> str:
     for alt in alternatives:
         what = alt["is"]
         if what in ("int", "number"):
-            parts.append(_number_words(alt, "integer" if what == "int" else "number"))
+            parts.append(_number_words(alt, "integer" if what == "int" else "float" if alt.get("float") else "number"))
+        elif what == "list":
+            parts.append("a list")
         elif what == "ints":
             parts.append("a list of integers")
         elif what == "bool":
@@ -185,6 +192,8 @@ def type_error(kind: str, class_name: str, argument: str, value: Any) -> str | N
     if isinstance(value, dict) and "type" in value and any(alt.get("kind") == "activations" for alt in alternatives):
         return None  # a layer as an activation (`{type: ReLU}`) is a callable Keras takes
     message = f"{class_name} expects {describe(alternatives)}, got {shown(value)}"
+    if _is_int(value) and any(alt.get("float") for alt in alternatives):
+        return message + f"; Keras wants a float here: write `{value}.0`"
     if isinstance(value, str) and _numeric(value) and any(alt["is"] in ("int", "number") for alt in alternatives):
         exponent = re.fullmatch(r"([-+]?\d+)([eE][-+]?\d+)", value.strip())
         if exponent:  # YAML 1.1 needs a dot in a float: `1e-4` is a string, `1.0e-4` a number
