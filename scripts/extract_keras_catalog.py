@@ -200,6 +200,8 @@ def argument_type(kind: str, cls_name: str, name: str, default, doc: str, params
         return [{"is": "bool"}]
     lead = _LEAD_NOISE.sub("", doc.strip())
     first = re.split(r"(?<![.\d])\.(?!\d)", lead, maxsplit=1)[0]  # the first sentence
+    if re.search(r"\bNone\b", first) and not nullable:  # "Integer, tuple of integers, or None"
+        nullable = [NULL]
     if name in CHOICE_ARGUMENTS and (default is None or isinstance(default, str)):
         # Quoted words that are values, not other arguments' names (`fill_value`) or letters (`k`).
         values = [v for v in _quoted(first if name == "padding" else doc)

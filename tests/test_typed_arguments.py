@@ -181,6 +181,7 @@ def test_no_value_keras_takes_is_refused_and_the_typed_values_build():
             if default is not None and _builds(keras, kind, class_name, {**base, argument: default[0]}) is not None:
                 continue  # Keras refuses the argument itself here (e.g. `rank` of Conv2D): a catalog-names matter
             # 1. Values Keras takes are never refused: its own default, other spellings, ints for floats.
+            # (Building is no proof for any value: most constructors keep what they get and fail later.)
             candidates = [] if default is None else [default[0]]
             for alt in alternatives:
                 if alt["is"] == "choice":
