@@ -218,8 +218,9 @@ def argument_type(kind: str, cls_name: str, name: str, default, doc: str, params
         return None
     int_default = default in (None, empty) or type(default) is int
     int_or_tuple_default = int_default or isinstance(default, tuple) and all(type(v) is int for v in default)
-    # An axis is also given as a list of axes (`MaxNorm(axis=[0, 1, 2])`), whatever the words say.
-    axis = name in ("axis", "axes") and re.match(rf"{_INT}\b", first, re.IGNORECASE)
+    # An axis is also given as a list of axes (`MaxNorm(axis=[0, 1, 2])`) and a window as a list
+    # of sizes (`MaxPooling1D(pool_size=[2])`), whatever the words say.
+    axis = name in ("axis", "axes", "pool_size") and re.match(rf"{_INT}\b", first, re.IGNORECASE)
     if (axis or _INTS_LEAD.match(first) and int_or_tuple_default) and not re.search(r"tuples of|dict", first, re.IGNORECASE):
         return [{"is": "int"}, {"is": "ints"}, *nullable]
     counts = kind in ("schedules", "optimizers")  # these compute with steps as floats: `decay_steps=1000.0` works
