@@ -108,16 +108,30 @@ NAMED_KINDS = ("activations", "initializers", "regularizers", "constraints")
 NESTED_SUFFIXES = {"_initializer": "initializers", "_regularizer": "regularizers", "_constraint": "constraints"}
 # String arguments whose accepted values a class's docstring lists in full (checked by
 # tests/test_catalog.py, which constructs every listed value with Keras).
-CHOICE_ARGUMENTS = {"padding", "data_format", "interpolation", "fill_mode", "mode", "output_mode", "merge_mode",
-                    "distribution", "curve", "summation_method"}
+CHOICE_ARGUMENTS = {
+    "padding",
+    "data_format",
+    "interpolation",
+    "fill_mode",
+    "mode",
+    "output_mode",
+    "merge_mode",
+    "distribution",
+    "curve",
+    "summation_method",
+}
 # Arguments whose docstring reads narrower than what Keras accepts.
 UNTYPED = {("layers", "Rescaling", "scale"), ("layers", "Rescaling", "offset")}
 
 NULL = {"is": "null"}
 _LEAD_NOISE = re.compile(r"^(?:\(optional\)\s*|optional[.,]?\s+|an?\s+|the\s+|python\s+|small\s+)+", re.IGNORECASE)
 _INT = r"(?:int|integer)"
-_INT_LEAD = re.compile(rf"^(?P<sign>positive|non-negative|strictly positive)?\s*{_INT}\b(?!\s*(?:or|tuple|list|s\b))", re.IGNORECASE)
-_INTS_LEAD = re.compile(rf"^{_INT},?\s+(?:or\s+)?(?:an?\s+)?(?:tuple|list)(?:/(?:tuple|list))?\s+of\s+(?:\w+\s+)?{_INT}", re.IGNORECASE)
+_INT_LEAD = re.compile(
+    rf"^(?P<sign>positive|non-negative|strictly positive)?\s*{_INT}\b(?!\s*(?:or|tuple|list|s\b))", re.IGNORECASE
+)
+_INTS_LEAD = re.compile(
+    rf"^{_INT},?\s+(?:or\s+)?(?:an?\s+)?(?:tuple|list)(?:/(?:tuple|list))?\s+of\s+(?:\w+\s+)?{_INT}", re.IGNORECASE
+)
 _NUMBER_LEAD = re.compile(r"^(?:positive\s+)?(?:float|floating point|number)\b(?:\s+value)?", re.IGNORECASE)
 
 
@@ -129,7 +143,7 @@ def args_section(doc: str | None) -> dict[str, str]:
     if start is None:
         return out
     base = current = None
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.strip():
             continue
         indent = len(line) - len(line.lstrip())
@@ -204,8 +218,11 @@ def argument_type(kind: str, cls_name: str, name: str, default, doc: str, params
         nullable = [NULL]
     if name in CHOICE_ARGUMENTS and (default is None or isinstance(default, str)):
         # Quoted words that are values, not other arguments' names (`fill_value`) or letters (`k`).
-        values = [v for v in _quoted(first if name == "padding" else doc)
-                  if v not in ("None", "True", "False") and v not in params and len(v) > 1]
+        values = [
+            v
+            for v in _quoted(first if name == "padding" else doc)
+            if v not in ("None", "True", "False") and v not in params and len(v) > 1
+        ]
         if name == "data_format":
             values = [v for v in values if v.startswith("channels_")]
         if len(values) >= 2 and (default is None or default.lower() in [v.lower() for v in values]):
@@ -221,10 +238,17 @@ def argument_type(kind: str, cls_name: str, name: str, default, doc: str, params
     # An axis is also given as a list of axes (`MaxNorm(axis=[0, 1, 2])`) and a window as a list
     # of sizes (`MaxPooling1D(pool_size=[2])`), whatever the words say.
     axis = name in ("axis", "axes", "pool_size") and re.match(rf"{_INT}\b", first, re.IGNORECASE)
-    if (axis or _INTS_LEAD.match(first) and int_or_tuple_default) and not re.search(r"tuples of|dict", first, re.IGNORECASE):
+    if (axis or _INTS_LEAD.match(first) and int_or_tuple_default) and not re.search(
+        r"tuples of|dict", first, re.IGNORECASE
+    ):
         return [{"is": "int"}, {"is": "ints"}, *nullable]
     counts = kind in ("schedules", "optimizers")  # these compute with steps as floats: `decay_steps=1000.0` works
-    if _INT_LEAD.match(first) and int_default and not counts and not re.search(r"float|tensor|tuple|list", first, re.IGNORECASE):
+    if (
+        _INT_LEAD.match(first)
+        and int_default
+        and not counts
+        and not re.search(r"float|tensor|tuple|list", first, re.IGNORECASE)
+    ):
         return [{"is": "int", **_bounds(first + " " + doc, integer=True)}, *nullable]
     number_default = default in (None, empty) or type(default) in (int, float)
     if (_NUMBER_LEAD.match(first) or counts and _INT_LEAD.match(first)) and number_default:
@@ -243,8 +267,15 @@ def _mark_float_only(cls, required: list[str], types: dict) -> None:
         for alt in alternatives:
             if alt["is"] != "number":
                 continue
-            sample = next((v for v in (1.0, 0.0) if alt.get("min", v) <= v <= alt.get("max", v)
-                           and not (alt.get("open") and v in (alt.get("min"), alt.get("max")))), None)
+            sample = next(
+                (
+                    v
+                    for v in (1.0, 0.0)
+                    if alt.get("min", v) <= v <= alt.get("max", v)
+                    and not (alt.get("open") and v in (alt.get("min"), alt.get("max")))
+                ),
+                None,
+            )
             if sample is None or not _builds(cls, name, sample):
                 continue
             if not _builds(cls, name, int(sample)):
@@ -280,14 +311,17 @@ def _probe_choices(cls, required: list[str], types: dict) -> None:
         del alt["probe"]
         if len(alt["of"]) < 2:
             del types[name]
-        elif any(_refusal(cls, {**base, name: spelled}) is None for v in alt["of"] for spelled in (v.upper(), v.capitalize())):
+        elif any(
+            _refusal(cls, {**base, name: spelled}) is None for v in alt["of"] for spelled in (v.upper(), v.capitalize())
+        ):
             alt["nocase"] = True
 
 
 def _sample(alternatives: list[dict]):
     alt = alternatives[0]
     return {"int": max(2, alt.get("min", 2)), "ints": [2], "number": 0.5, "bool": True}.get(
-        alt["is"], alt["of"][0] if alt["is"] == "choice" else NOT_A_VALUE)
+        alt["is"], alt["of"][0] if alt["is"] == "choice" else NOT_A_VALUE
+    )
 
 
 def _refusal(cls, args: dict) -> str | None:
@@ -326,7 +360,9 @@ def extract() -> dict:
             defaults, docs = _defaults_and_docs(obj)
             types = {}
             for name in names:
-                found = argument_type(kind, attr, name, defaults.get(name, inspect.Parameter.empty), docs.get(name, ""), names)
+                found = argument_type(
+                    kind, attr, name, defaults.get(name, inspect.Parameter.empty), docs.get(name, ""), names
+                )
                 if found is not None:
                     types[name] = found
             _mark_float_only(obj, required, types)

@@ -52,7 +52,10 @@ def test_the_issue_examples_are_rejected_with_the_expected_type():
     assert catalog.type_error("regularizers", "L2", "l2", 1) is None  # an int is a number
     assert catalog.type_error("layers", "Dropout", "rate", 1.0) is None  # bounds are inclusive as in Keras
     assert catalog.type_error("layers", "Dropout", "rate", float("inf")) is None  # the finite check says it
-    assert catalog.type_error("layers", "Dense", "units", {"type": "L2"}) == "Dense expects a positive integer, got `{type: L2}`"
+    assert (
+        catalog.type_error("layers", "Dense", "units", {"type": "L2"})
+        == "Dense expects a positive integer, got `{type: L2}`"
+    )
 
 
 def test_a_set_argument_with_a_wrong_value_is_blamed_on_the_argument(capsys, monkeypatch, tmp_path):
@@ -73,16 +76,50 @@ def test_a_set_argument_with_a_wrong_value_is_blamed_on_the_argument(capsys, mon
 
 # Required arguments the catalog cannot type, with a value Keras takes.
 REQUIRED = {
-    "key_dim": 4, "num_heads": 2, "head_dim": 4, "num_query_heads": 2, "num_key_value_heads": 2,
-    "decay_steps": 10, "boundaries": [10], "values": [0.1, 0.01], "num_classes": 3, "max_number": 4,
-    "target_shape": [2, 2], "dims": [1], "cropping": 1, "padding": 1, "factor": 0.1, "height_factor": 0.1,
-    "width_factor": 0.1, "output_shape": [4], "equation": "ab,bc->ac", "recall": 0.5, "precision": 0.5,
-    "specificity": 0.5, "sensitivity": 0.5, "num_bins": 4, "target_class_ids": [0], "thresholds": 0.5,
-    "shape": [4], "max_value": 1.0, "stddev": 0.1, "rate": 0.1, "l1": 0.01, "l2": 0.01,
+    "key_dim": 4,
+    "num_heads": 2,
+    "head_dim": 4,
+    "num_query_heads": 2,
+    "num_key_value_heads": 2,
+    "decay_steps": 10,
+    "boundaries": [10],
+    "values": [0.1, 0.01],
+    "num_classes": 3,
+    "max_number": 4,
+    "target_shape": [2, 2],
+    "dims": [1],
+    "cropping": 1,
+    "padding": 1,
+    "factor": 0.1,
+    "height_factor": 0.1,
+    "width_factor": 0.1,
+    "output_shape": [4],
+    "equation": "ab,bc->ac",
+    "recall": 0.5,
+    "precision": 0.5,
+    "specificity": 0.5,
+    "sensitivity": 0.5,
+    "num_bins": 4,
+    "target_class_ids": [0],
+    "thresholds": 0.5,
+    "shape": [4],
+    "max_value": 1.0,
+    "stddev": 0.1,
+    "rate": 0.1,
+    "l1": 0.01,
+    "l2": 0.01,
 }
 SKIP = {  # wrappers of other objects and backend bridges
-    "Bidirectional", "TimeDistributed", "JaxLayer", "FlaxLayer", "TorchModuleWrapper", "SpectralNormalization",
-    "RNN", "StackedRNNCells", "Pipeline", "MultiOptimizer",
+    "Bidirectional",
+    "TimeDistributed",
+    "JaxLayer",
+    "FlaxLayer",
+    "TorchModuleWrapper",
+    "SpectralNormalization",
+    "RNN",
+    "StackedRNNCells",
+    "Pipeline",
+    "MultiOptimizer",
 }
 
 
@@ -201,13 +238,19 @@ def test_no_value_keras_takes_is_refused_and_the_typed_values_build():
                     values = values[:3]  # every name once, on Dense; a few elsewhere
                 for value in values:
                     written = {"type": "X"} if alt["is"] == "object" else value
-                    assert catalog.type_error(kind, class_name, argument, written) is None, (class_name, argument, value)
+                    assert catalog.type_error(kind, class_name, argument, written) is None, (
+                        class_name,
+                        argument,
+                        value,
+                    )
                     problem = _builds(keras, kind, class_name, {**base, argument: value})
                     built += 1
                     if problem:
                         looser.append(f"{kind}.{class_name}({argument}={value!r}): {problem}")
-    print(f"{classes} classes, {built} objects built from typed values; {len(looser)} refused by Keras "
-          "(errors tfgen does not catch yet):\n  " + "\n  ".join(looser))
+    print(
+        f"{classes} classes, {built} objects built from typed values; {len(looser)} refused by Keras "
+        "(errors tfgen does not catch yet):\n  " + "\n  ".join(looser)
+    )
     assert not refused, "\n".join(refused)
     assert classes > 250 and built > 3000
     assert len(looser) < built // 50  # the types are close to what Keras checks, and never narrower

@@ -78,8 +78,12 @@ def nested_kind(argument: str, class_name: str) -> str | None:
 
 # --- argument types (see scripts/extract_keras_catalog.py for what each alternative means) ------
 
-NAME_NOUN = {"activations": "activation", "initializers": "initializer", "regularizers": "regularizer",
-             "constraints": "constraint"}
+NAME_NOUN = {
+    "activations": "activation",
+    "initializers": "initializer",
+    "regularizers": "regularizer",
+    "constraints": "constraint",
+}
 
 
 def argument_type(kind: str, class_name: str, argument: str) -> list[dict[str, Any]] | None:
@@ -162,8 +166,8 @@ def describe(alternatives: list[dict[str, Any]]) -> str:
         elif what == "name":
             noun = NAME_NOUN[alt["kind"]]
             article = "an" if noun[0] in "aeiou" else "a"
-            both = " (a name or `{type: ...}`)" if any(a.get("kind") == alt["kind"] for a in alternatives if a["is"] == "object") else " name"
-            parts.append(f"{article} {noun}{both}")
+            nested = any(a["is"] == "object" and a["kind"] == alt["kind"] for a in alternatives)
+            parts.append(f"{article} {noun}{' (a name or `{type: ...}`)' if nested else ' name'}")
         elif what == "object" and alt["kind"] not in kinds_named:
             noun = KIND_NOUN[alt["kind"]]
             parts.append(f"a {noun} `{{type: ...}}`")
@@ -194,6 +198,8 @@ def type_error(kind: str, class_name: str, argument: str, value: Any) -> str | N
     message = f"{class_name} expects {describe(alternatives)}, got {shown(value)}"
     if _is_int(value) and any(alt.get("float") for alt in alternatives):
         return message + f"; Keras wants a float here: write `{value}.0`"
+    if isinstance(value, float) and value.is_integer() and any(alt["is"] == "int" for alt in alternatives):
+        return message + f"; write `{int(value)}`"
     if isinstance(value, str) and _numeric(value) and any(alt["is"] in ("int", "number") for alt in alternatives):
         exponent = re.fullmatch(r"([-+]?\d+)([eE][-+]?\d+)", value.strip())
         if exponent:  # YAML 1.1 needs a dot in a float: `1e-4` is a string, `1.0e-4` a number
