@@ -199,6 +199,8 @@ def _check_keras(doc: Located, node: Any, kind: str, loc: Loc, reserved: tuple[s
             yield doc.issue(arg_loc, OWNED_ARGUMENTS[kind][arg], key=True)
         elif arg not in entry["params"]:
             yield doc.issue(arg_loc, f"`{name}` has no argument `{arg}`{catalog.did_you_mean(str(arg), entry['params'])}", key=True)
+        elif (problem := catalog.type_error(kind, name, str(arg), value)) is not None:
+            yield doc.issue(arg_loc, problem)
         elif isinstance(value, dict) and "type" in value:
             inner = catalog.nested_kind(str(arg), str(value["type"]))
             if inner is None:
