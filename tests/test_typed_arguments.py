@@ -41,7 +41,7 @@ def test_the_issue_examples_are_rejected_with_the_expected_type():
     assert catalog.type_error("optimizers", "Adam", "learning_rate", 1) == (
         "Adam expects a float or a learning-rate schedule `{type: ...}`, got 1; Keras wants a float here: write `1.0`"
     )
-    assert catalog.type_error("regularizers", "L2", "l2", "1e-4").endswith("YAML reads `1e-4` as text: write `1.0e-4`")
+    assert catalog.type_error("regularizers", "L2", "l2", "1e-4").endswith("write the number without quotes")
     assert catalog.type_error("layers", "Dense", "units", 0) == "Dense expects a positive integer, got 0"
     assert catalog.type_error("layers", "Dense", "units", True) == "Dense expects a positive integer, got true"
     assert catalog.type_error("layers", "Dense", "activation", "relux").endswith("did you mean `relu`?")
@@ -254,3 +254,11 @@ def test_no_value_keras_takes_is_refused_and_the_typed_values_build():
     assert not refused, "\n".join(refused)
     assert classes > 250 and built > 3000
     assert len(looser) < built // 50  # the types are close to what Keras checks, and never narrower
+
+
+def test_an_exponent_without_a_dot_is_a_number():
+    """YAML 1.1 reads `1e-4` as text; tfgen reads it as YAML 1.2 does, so `l2: 1e-4` is valid."""
+    from tfgen.loader import load_text, load_value
+
+    assert load_text("a: 1e-4\nb: 2E+3\nc: 1:30\n", "s.yaml").data == {"a": 1e-4, "b": 2000.0, "c": "1:30"}
+    assert load_value("1e-3", "--set optimizer.learning_rate=1e-3", 29) == 1e-3

@@ -201,9 +201,6 @@ def type_error(kind: str, class_name: str, argument: str, value: Any) -> str | N
     if isinstance(value, float) and value.is_integer() and any(alt["is"] == "int" for alt in alternatives):
         return message + f"; write `{int(value)}`"
     if isinstance(value, str) and _numeric(value) and any(alt["is"] in ("int", "number") for alt in alternatives):
-        exponent = re.fullmatch(r"([-+]?\d+)([eE][-+]?\d+)", value.strip())
-        if exponent:  # YAML 1.1 needs a dot in a float: `1e-4` is a string, `1.0e-4` a number
-            return message + f"; YAML reads `{value}` as text: write `{exponent[1]}.0{exponent[2]}`"
         return message + "; write the number without quotes"
     if isinstance(value, str):
         words = [v for alt in alternatives if alt["is"] == "choice" for v in alt["of"]]

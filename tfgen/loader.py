@@ -56,7 +56,8 @@ class _SpecLoader(yaml.SafeLoader):
             self.depth -= 1
 
 
-# YAML 1.1 integers and floats as SafeLoader reads them, less the base-60 forms (`1:30`).
+# YAML 1.1 integers and floats as SafeLoader reads them, less the base-60 forms (`1:30`), plus
+# YAML 1.2's exponent without a dot (`1e-4`), which users write and expect to be a number.
 _SpecLoader.add_implicit_resolver(
     "tag:yaml.org,2002:int",
     re.compile(r"""^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$""", re.VERBOSE),
@@ -65,7 +66,8 @@ _SpecLoader.add_implicit_resolver(
 _SpecLoader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
     re.compile(
-        r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"""
+        r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+]?[0-9]+)?"""
+        r"""|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+"""  # YAML 1.2's `1e-4`, a string to YAML 1.1
         r"""|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$""",
         re.VERBOSE,
     ),
