@@ -1,0 +1,143 @@
+"""Adapted preprocessing (`adapt` on a layer entry) and the tabular example spec.
+
+The slow tests run generated scripts in real processes: the statistics are fitted once, on
+training batches only, live in the model's checkpoint (a resume never adapts again), and come out
+the same on the in-memory path, the tf.data path and under MirroredStrategy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import ROOT, read_history
+from tfgen.plan import make_view
+from tfgen.spec import Spec
+
+RUNNER = ROOT / "tests" / "adapt_runner.py"
+TABULAR = yaml.safe_load((ROOT / "specs" / "tabular.yaml").read_text())
+
+
+def _view(layers, outputs=None):
+    spec = dict(TABULAR, model={**TABULAR["model"], "layers": layers, **({"outputs": outputs} if outputs else {})})
+    return make_view(Spec.model_validate(spec), spec_path="x.yaml", spec_sha256="0", version="0")
+
+
+def test_adapted_layers_are_named_and_listed_with_their_batches():
+    view = _view(
+        [{"type": "Normalization", "adapt": True}, {"type": "Normalization", "adapt": {"batches": 3}},
+         {"type": "Normalization", "name": "scale", "adapt": {"batches": 5}}, {"type": "Dense", "units": 4}],
+        {"benign": [{"type": "Normalization", "adapt": True}, {"type": "Dense", "units": 1}]},
+    )
+    assert view.model.adapted == {"adapted_normalization": 64, "adapted_normalization_2": 3, "scale": 5,
+                                  "adapted_normalization_3": 64}
+    codes = [line.code for line in view.model.trunk]
+    assert codes[:3] == ["keras.layers.Normalization(name='adapted_normalization')",
+                         "keras.layers.Normalization(name='adapted_normalization_2')",
+                         "keras.layers.Normalization(name='scale')"]
+    assert "adapt" not in codes[3]
+
+
+def test_a_spec_without_adapt_has_no_adaptation_code():
+    view = _view([{"type": "Normalization", "mean": 0.0, "variance": 1.0}])
+    assert view.model.adapted == {}
+    source = (ROOT / "generated" / "digits.py").read_text()
+    assert "ADAPT_BATCHES" not in source and "rt.adapt" not in source
+
+
+def _run(script, report, *argv, cpus=1, kill_after=None, cwd=ROOT):
+    command = [sys.executable, str(RUNNER), str(script), str(report), "--cpus", str(cpus)]
+    command += ["--kill-after-saves", str(kill_after)] if kill_after else []
+    result = subprocess.run([*command, "--", *argv], capture_output=True, text=True, cwd=cwd, timeout=300,
+                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    return result
+
+
+def _build(tmp_path, stem, overrides):
+    spec = {**TABULAR, "name": stem, **overrides}
+    path = tmp_path / f"{stem}.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    result = subprocess.run([sys.executable, "-m", "tfgen", "build", str(path), "--out", str(tmp_path / "generated")],
+                            capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    return tmp_path / "generated" / f"{stem}.py"
+
+
+@pytest.mark.slow
+def test_tabular_reaches_logistic_regression_on_the_same_split(tmp_path):
+    """generated/tabular.py, in a real process, against scikit-learn's LogisticRegression on the
+    same stratified split with a StandardScaler fit on the training part."""
+    result = subprocess.run([sys.executable, str(ROOT / "generated" / "tabular.py"), "--output-dir", str(tmp_path)],
+                            capture_output=True, text=True, timeout=300, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Adapted adapted_normalization on 14 training batches" in result.stdout
+    ours = read_history(tmp_path)[-1]["val_accuracy"]
+
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    sys.path.insert(0, str(ROOT / "generated"))
+    try:
+        import tfgen_runtime as rt
+    finally:
+        sys.path.pop(0)
+    x, y = load_breast_cancer(return_X_y=True)
+    split = TABULAR["data"]["validation_split"]
+    (train_x, train_y), (val_x, val_y) = [(p[0]["x"], p[1]["y"]) for p in
+                                          rt.split_arrays(({"x": x}, {"y": y}), split, TABULAR["seed"], stratify=True)]
+    assert abs(val_y.mean() - y.mean()) < 0.01  # stratified: the same share of each class
+    scaler = StandardScaler().fit(train_x)
+    theirs = LogisticRegression(max_iter=1000).fit(scaler.transform(train_x), train_y).score(scaler.transform(val_x), val_y)
+    print(f"validation accuracy: tfgen {ours:.4f}, LogisticRegression {theirs:.4f} ({len(val_y)} examples)")
+    assert ours >= theirs - 0.01, (ours, theirs)
+
+
+@pytest.mark.slow
+def test_adapted_once_on_training_batches_and_a_killed_run_resumes_without_adapting(tmp_path):
+    overrides = {"deterministic": True, "train": {"epochs": 3}, "checkpoint": {"every_steps": 10, "keep": 2}}
+    script = _build(tmp_path, "resumable", overrides)
+    straight = _run(script, tmp_path / "straight.json", "--output-dir", str(tmp_path / "straight"))
+    assert straight.returncode == 0, straight.stderr[-3000:]
+    expected = json.loads((tmp_path / "straight.json").read_text())
+    assert expected["adapt_calls"] == ["adapted_normalization"]
+    # The statistics are those of the training batches: none of them is a validation row.
+    np.testing.assert_allclose(expected["mean"], expected["seen_mean"], rtol=1e-4)
+    np.testing.assert_allclose(expected["variance"], expected["seen_variance"], rtol=1e-3)
+    np.testing.assert_allclose(expected["applied_mean"], expected["mean"])
+    assert expected["seen_rows_in_validation"] == 0
+    assert not np.allclose(expected["mean"], expected["validation_mean"], rtol=1e-3)
+
+    out = tmp_path / "killed"
+    killed = _run(script, tmp_path / "killed.json", "--output-dir", str(out), kill_after=2)
+    assert killed.returncode == -9, killed.stderr[-3000:]
+    resumed = _run(script, tmp_path / "resumed.json", "--output-dir", str(out))
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "Resuming from" in resumed.stdout and "Adapted" not in resumed.stdout
+    report = json.loads((tmp_path / "resumed.json").read_text())
+    assert report["adapt_calls"] == []  # restored from the checkpoint, never adapted again
+    assert report["mean"] == expected["mean"] and report["variance"] == expected["variance"]
+    assert report["applied_mean"] == expected["applied_mean"]  # `call` uses the restored values
+    assert report["weights_bytes"] == expected["weights_bytes"]  # bit-identical to the uninterrupted run
+
+
+@pytest.mark.slow
+def test_tf_data_path_and_mirrored_strategy_adapt_once_to_the_same_statistics(tmp_path):
+    data = {**TABULAR["data"], "train": {**TABULAR["data"]["train"], "in_memory": False}}
+    memory = _build(tmp_path, "memory", {"train": {"epochs": 1}})
+    stream = _build(tmp_path, "stream", {"train": {"epochs": 1}, "data": data, "strategy": {"type": "mirrored"}})
+    reports = []
+    for script, cpus in ((memory, 1), (stream, 2)):
+        result = _run(script, tmp_path / f"{script.stem}.json", "--output-dir", str(tmp_path / script.stem), cpus=cpus)
+        assert result.returncode == 0, result.stderr[-3000:]
+        reports.append(json.loads((tmp_path / f"{script.stem}.json").read_text()))
+    assert "2 replica(s)" in result.stdout and result.stdout.count("Adapted adapted_normalization") == 1
+    assert [r["adapt_calls"] for r in reports] == [["adapted_normalization"]] * 2
+    np.testing.assert_allclose(reports[1]["mean"], reports[0]["mean"], rtol=1e-6)
+    np.testing.assert_allclose(reports[1]["variance"], reports[0]["variance"], rtol=1e-6)
