@@ -262,27 +262,22 @@ def split_arrays(data, fraction, seed, stratify=False):
     labels = next(iter(data[1].values()))
     order = np.random.default_rng(seed).permutation(len(labels))
     held = np.zeros(len(order), bool)
-    for rows in (
-        [order[labels[order] == c] for c in np.unique(labels)] if stratify else [order]
-    ):
+    classes = np.unique(labels) if stratify else []
+    for rows in [order[labels[order] == c] for c in classes] or [order]:
         held[rows[: round(len(rows) * fraction)]] = True
     parts = order[~held[order]], order[held[order]]
     return [tuple({k: a[rows] for k, a in d.items()} for d in data) for rows in parts]
 
 
 def adapt(trainer, layers, batches):
-    """Fit each adapted layer ({name: batches}) on what reaches it in the first `batches`.
-
-    Once per run: the statistics are variables of the model, so checkpoints keep them and a
-    resumed run restores them. In the strategy's scope: every replica's copy gets them.
-    """
+    """Fit each adapted layer ({name: batches}) on what reaches it of the first `batches`,
+    once per run: a resumed run restored the statistics (model variables) instead."""
+    model = trainer.model
     for name, steps in layers.items():
-        layer = trainer.model.get_layer(name)
+        layer = model.get_layer(name)
         if trainer.restored is None:
-            before = keras.Model(
-                trainer.model.input, layer.input
-            )  # the layers before it
-            with trainer.strategy.scope():
+            before = keras.Model(model.input, layer.input)  # the layers before it
+            with trainer.strategy.scope():  # assigns every replica's copy
                 inputs = [before(x, training=False) for x, _ in batches.take(steps)]
                 layer.adapt(inputs)
             print(f"Adapted {name} on {len(inputs)} training batches")

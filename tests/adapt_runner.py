@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import inspect
 import json
 import os
 import signal
@@ -68,7 +69,10 @@ def main() -> None:
     model, (name,) = built[-1], module.ADAPT_BATCHES
     layer = model.get_layer(name)
     train, validation = module.load_data()
-    seen = np.concatenate([x["measurements"] for x, _ in module.train_pipeline(train).take(module.ADAPT_BATCHES[name])])
+    # The raw training batches adaptation should have used: the first ones, never augmented.
+    unaugmented = {"augment": False} if "augment" in inspect.signature(module.train_pipeline).parameters else {}
+    batches = module.train_pipeline(train, **unaugmented).take(module.ADAPT_BATCHES[name])
+    seen = np.concatenate([x["measurements"] for x, _ in batches])
     validation_rows = {row.tobytes() for row in validation[0]["measurements"]}
     report = {
         "adapt_calls": calls,

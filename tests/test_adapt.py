@@ -93,6 +93,9 @@ def test_tabular_reaches_logistic_regression_on_the_same_split(tmp_path):
     (train_x, train_y), (val_x, val_y) = [(p[0]["x"], p[1]["y"]) for p in
                                           rt.split_arrays(({"x": x}, {"y": y}), split, TABULAR["seed"], stratify=True)]
     assert abs(val_y.mean() - y.mean()) < 0.01  # stratified: the same share of each class
+    again = rt.split_arrays(({"x": x}, {"y": y}), split, TABULAR["seed"], stratify=True)[1][1]["y"]
+    other = rt.split_arrays(({"x": x}, {"y": y}), split, TABULAR["seed"] + 1, stratify=True)[1][0]["x"]
+    assert np.array_equal(again, val_y) and not np.array_equal(other, val_x)  # seeded
     scaler = StandardScaler().fit(train_x)
     theirs = LogisticRegression(max_iter=1000).fit(scaler.transform(train_x), train_y).score(scaler.transform(val_x), val_y)
     print(f"validation accuracy: tfgen {ours:.4f}, LogisticRegression {theirs:.4f} ({len(val_y)} examples)")
@@ -128,16 +131,31 @@ def test_adapted_once_on_training_batches_and_a_killed_run_resumes_without_adapt
 
 
 @pytest.mark.slow
-def test_tf_data_path_and_mirrored_strategy_adapt_once_to_the_same_statistics(tmp_path):
+def test_tf_data_path_under_mirrored_strategy_adapts_once_on_the_training_batches(tmp_path):
     data = {**TABULAR["data"], "train": {**TABULAR["data"]["train"], "in_memory": False}}
-    memory = _build(tmp_path, "memory", {"train": {"epochs": 1}})
-    stream = _build(tmp_path, "stream", {"train": {"epochs": 1}, "data": data, "strategy": {"type": "mirrored"}})
-    reports = []
-    for script, cpus in ((memory, 1), (stream, 2)):
-        result = _run(script, tmp_path / f"{script.stem}.json", "--output-dir", str(tmp_path / script.stem), cpus=cpus)
-        assert result.returncode == 0, result.stderr[-3000:]
-        reports.append(json.loads((tmp_path / f"{script.stem}.json").read_text()))
+    script = _build(tmp_path, "stream", {"train": {"epochs": 1}, "data": data, "strategy": {"type": "mirrored"}})
+    result = _run(script, tmp_path / "stream.json", "--output-dir", str(tmp_path / "stream"), cpus=2)
+    assert result.returncode == 0, result.stderr[-3000:]
     assert "2 replica(s)" in result.stdout and result.stdout.count("Adapted adapted_normalization") == 1
-    assert [r["adapt_calls"] for r in reports] == [["adapted_normalization"]] * 2
-    np.testing.assert_allclose(reports[1]["mean"], reports[0]["mean"], rtol=1e-6)
-    np.testing.assert_allclose(reports[1]["variance"], reports[0]["variance"], rtol=1e-6)
+    report = json.loads((tmp_path / "stream.json").read_text())
+    assert report["adapt_calls"] == ["adapted_normalization"]
+    np.testing.assert_allclose(report["mean"], report["seen_mean"], rtol=1e-4)
+    np.testing.assert_allclose(report["variance"], report["seen_variance"], rtol=1e-3)
+    assert report["seen_rows_in_validation"] == 0
+
+
+@pytest.mark.slow
+def test_a_deeper_layer_adapts_on_what_reaches_it_unaugmented_and_on_n_batches(tmp_path):
+    """Rescaling(2x + 1) before the adapted layer; x1000 as augmentation (it must not be seen); 5 batches of 14."""
+    model = {**TABULAR["model"], "layers": [{"type": "Rescaling", "scale": 2.0, "offset": 1.0},
+                                            {"type": "Normalization", "adapt": {"batches": 5}}]}
+    data = {**TABULAR["data"], "train": {**TABULAR["data"]["train"],
+                                         "augment": [{"type": "Rescaling", "scale": 1000.0}]}}
+    script = _build(tmp_path, "deeper", {"train": {"epochs": 1}, "model": model, "data": data})
+    result = _run(script, tmp_path / "deeper.json", "--output-dir", str(tmp_path / "deeper"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Adapted adapted_normalization on 5 training batches" in result.stdout
+    report = json.loads((tmp_path / "deeper.json").read_text())
+    seen_mean, seen_variance = np.array(report["seen_mean"]), np.array(report["seen_variance"])
+    np.testing.assert_allclose(report["mean"], 2 * seen_mean + 1, rtol=1e-4)
+    np.testing.assert_allclose(report["variance"], 4 * seen_variance, rtol=1e-3)

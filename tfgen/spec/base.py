@@ -8,7 +8,7 @@ import types
 import typing
 from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 from pydantic.json_schema import GetJsonSchemaHandler, JsonSchemaValue
 from pydantic_core import CoreSchema
 
@@ -133,7 +133,17 @@ class LayerSpec(KerasObject):
         }
     }
 
-    adapt: bool | Adapt = False
+    adapt: Annotated[
+        Union[Annotated[bool, Tag("flag")], Annotated[Adapt, Tag("mapping")]],
+        Discriminator(lambda value: "flag" if isinstance(value, bool) else "mapping"),
+    ] = False
+
+    @field_validator("adapt", mode="before")
+    @classmethod
+    def _adapt_setting(cls, value: Any) -> Any:
+        if not isinstance(value, (bool, dict, Adapt)):
+            raise ValueError(f"expected `true`, `false` or `{{batches: N}}`, found {value!r}")
+        return value
 
     @property
     def adapt_batches(self) -> int | None:
