@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import ROOT, read_history
+from conftest import ROOT, load_module, read_history
 from tfgen.plan import make_view
 from tfgen.spec import Spec
 
@@ -42,6 +42,13 @@ def test_adapted_layers_are_named_and_listed_with_their_batches():
                          "keras.layers.Normalization(name='adapted_normalization_2')",
                          "keras.layers.Normalization(name='scale')"]
     assert "adapt" not in codes[3]
+
+
+def test_under_mixed_precision_adapted_layers_compute_in_float32():
+    spec = dict(TABULAR, precision="mixed_float16")
+    view = make_view(Spec.model_validate(spec), spec_path="x.yaml", spec_sha256="0", version="0")
+    assert view.model.trunk[0].code == "keras.layers.Normalization(name='adapted_normalization', dtype='float32')"
+    assert "dtype" not in view.model.trunk[1].code  # the other layers follow the policy
 
 
 def test_a_spec_without_adapt_has_no_adaptation_code():
@@ -103,6 +110,17 @@ def test_tabular_reaches_logistic_regression_on_the_same_split(tmp_path):
 
 
 @pytest.mark.slow
+def test_build_model_alone_gives_an_unadapted_working_model():
+    """The documented module API: `build_model()` needs no data; the layer starts at mean 0, variance 1."""
+    tabular = load_module(ROOT / "generated" / "tabular.py")
+    model = tabular.build_model()
+    layer = model.get_layer("adapted_normalization")
+    assert not layer.adapt_mean.numpy().any() and (layer.adapt_variance.numpy() == 1).all()
+    features = np.linspace(0, 1, 60, dtype="float32").reshape(2, 30)
+    assert model({"measurements": features})["benign"].shape == (2, 1)
+
+
+@pytest.mark.slow
 def test_adapted_once_on_training_batches_and_a_killed_run_resumes_without_adapting(tmp_path):
     overrides = {"deterministic": True, "train": {"epochs": 3}, "checkpoint": {"every_steps": 10, "keep": 2}}
     script = _build(tmp_path, "resumable", overrides)
@@ -131,9 +149,10 @@ def test_adapted_once_on_training_batches_and_a_killed_run_resumes_without_adapt
 
 
 @pytest.mark.slow
-def test_tf_data_path_under_mirrored_strategy_adapts_once_on_the_training_batches(tmp_path):
+def test_tf_data_path_under_mirrored_strategy_in_float16_adapts_once_on_the_training_batches(tmp_path):
     data = {**TABULAR["data"], "train": {**TABULAR["data"]["train"], "in_memory": False}}
-    script = _build(tmp_path, "stream", {"train": {"epochs": 1}, "data": data, "strategy": {"type": "mirrored"}})
+    overrides = {"train": {"epochs": 1}, "data": data, "strategy": {"type": "mirrored"}, "precision": "mixed_float16"}
+    script = _build(tmp_path, "stream", overrides)
     result = _run(script, tmp_path / "stream.json", "--output-dir", str(tmp_path / "stream"), cpus=2)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "2 replica(s)" in result.stdout and result.stdout.count("Adapted adapted_normalization") == 1

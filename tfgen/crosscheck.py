@@ -122,6 +122,9 @@ def _adapt(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         if not layer.adapt_batches or layer.type in ADAPTABLE:
             if layer.adapt_batches and {"mean", "variance"} & set(layer.args):
                 yield doc.issue(loc + ("adapt",), "`adapt` computes `mean` and `variance`: give them or `adapt`, not both", key=True)
+            if layer.adapt_batches and spec.precision != "float32" and layer.args.get("dtype", "float32") != "float32":
+                yield doc.issue(loc + ("dtype",), f"under `{spec.precision}` an adapted layer computes in float32 (Keras's "
+                                "`adapt` fails in float16); remove `dtype` and tfgen sets it")
             continue
         if layer.type in NOT_CHECKPOINTED:
             why = f"`{layer.type}` keeps {NOT_CHECKPOINTED[layer.type]} outside variables, so checkpoints would lose it"
@@ -313,7 +316,7 @@ CHECKS = (
     (_precision, {"precision", "model"}),
     (_outputs, {"model", "targets", "losses", "metrics"}),
     (_model, {"model", "data"}),
-    (_adapt, {"model", "data"}),
+    (_adapt, {"model", "data", "precision"}),
     (_stratify, {"data", "targets"}),
     (_data, {"data", "model", "targets"}),
     (_losses, {"losses", "targets"}),

@@ -130,20 +130,23 @@ class LayerLine:
     shortcut: str = ""
 
 
-def layer_lines(items: list, adapted: dict[str, int], depth: int = 0) -> list[LayerLine]:
+def layer_lines(items: list, adapted: dict[str, int], mixed: bool = False, depth: int = 0) -> list[LayerLine]:
     """The stack's lines; adapted layers are named (their `name`, else `adapted_<type>[_n]`) and
-    added to `adapted` ({layer name: batches}), which the script finds them by."""
+    added to `adapted` ({layer name: batches}), which the script finds them by. Under mixed
+    precision they compute in float32: Keras's `adapt` fails in float16 (and would overflow)."""
     lines = []
     for item in items:
         if isinstance(item, Residual):
             shortcut = "shortcut" if depth == 0 else f"shortcut_{depth + 1}"
             lines.append(LayerLine("open", shortcut=shortcut))
-            lines += layer_lines(item.residual, adapted, depth + 1)
+            lines += layer_lines(item.residual, adapted, mixed, depth + 1)
             lines.append(LayerLine("close", shortcut=shortcut))
         elif getattr(item, "adapt_batches", None):
             name = item.args.get("name") or _adapted_name(item.type, adapted)
             adapted[name] = item.adapt_batches
             extra = {} if "name" in item.args else {"name": literal(name)}
+            if mixed and "dtype" not in item.args:
+                extra["dtype"] = literal("float32")
             lines.append(LayerLine("layer", code=keras_call(item, "layers", extra)))
         else:
             lines.append(LayerLine("layer", code=keras_call(item, "layers")))
@@ -375,7 +378,8 @@ class View:
 
 def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str) -> View:
     adapted: dict[str, int] = {}
-    trunk = layer_lines(spec.model.layers, adapted)  # first: the trunk's adapted layers come first
+    mixed = spec.precision != "float32"
+    trunk = layer_lines(spec.model.layers, adapted, mixed)  # first: the trunk's adapted layers come first
     outputs = _outputs(spec, adapted)
     return View(
         header={"version": version, "spec_path": spec_path, "sha256": spec_sha256},
@@ -442,7 +446,7 @@ def _outputs(spec: Spec, adapted: dict[str, int]) -> list[OutputView]:
         views.append(
             OutputView(
                 name=name,
-                layers=layer_lines(head, adapted),
+                layers=layer_lines(head, adapted, spec.precision != "float32"),
                 loss=keras_call(spec.losses[name], "losses", {"reduction": "None"}),
                 mean_per_example=len(spec.targets[name].shape) >= 2,
                 metrics=metrics.get(name, []),
