@@ -178,3 +178,38 @@ def test_a_deeper_layer_adapts_on_what_reaches_it_unaugmented_and_on_n_batches(t
     seen_mean, seen_variance = np.array(report["seen_mean"]), np.array(report["seen_variance"])
     np.testing.assert_allclose(report["mean"], 2 * seen_mean + 1, rtol=1e-4)
     np.testing.assert_allclose(report["variance"], 4 * seen_variance, rtol=1e-3)
+
+
+@pytest.mark.slow
+def test_multi_worker_workers_each_adapt_once_to_the_same_statistics(tmp_path):
+    """Two MultiWorkerMirroredStrategy processes: each adapts once, on the same (unsharded) batches."""
+    import socket
+
+    def free_port():
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+
+    script = _build(tmp_path, "workers", {"train": {"epochs": 1},
+                                          "strategy": {"type": "multi_worker_mirrored", "communication": "ring"}})
+    workers = [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]
+    processes = []
+    for index in range(2):
+        (tmp_path / f"tmp{index}").mkdir()
+        config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
+        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(tmp_path / f"tmp{index}"),
+               "TF_CONFIG": json.dumps(config)}
+        command = [sys.executable, str(RUNNER), str(script), str(tmp_path / f"worker{index}.json"),
+                   "--", "--output-dir", str(tmp_path / "run")]
+        processes.append(subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    try:
+        outs = [p.communicate(timeout=240) for p in processes]
+    finally:
+        for p in processes:
+            p.kill()
+    assert [p.returncode for p in processes] == [0, 0], [err[-2000:] for _, err in outs]
+    reports = [json.loads((tmp_path / f"worker{i}.json").read_text()) for i in range(2)]
+    assert [r["adapt_calls"] for r in reports] == [["adapted_normalization"]] * 2
+    assert reports[0]["mean"] == reports[1]["mean"] and reports[0]["variance"] == reports[1]["variance"]
+    np.testing.assert_allclose(reports[0]["mean"], reports[0]["seen_mean"], rtol=1e-4)
+    assert reports[0]["weights_bytes"] == reports[1]["weights_bytes"]  # the replicas stayed in sync
