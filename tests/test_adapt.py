@@ -15,8 +15,8 @@ import sys
 import numpy as np
 import pytest
 import yaml
-
 from conftest import ROOT, load_module, read_history
+
 from tfgen.plan import make_view
 from tfgen.spec import Spec
 
