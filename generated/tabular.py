@@ -2,7 +2,7 @@
 # Spec sha256: 2aae92f545b6849f297cdfbb6b51dd373c20836ae4a26e7c88a18e7c560157df
 """Train `tabular` with a custom TensorFlow training loop.
 
-Data: `sklearn.datasets:load_breast_cancer`; a random part held out for validation.
+Data: `sklearn.datasets:load_breast_cancer`; a stratified random part held out for validation.
 Model: 2 shared layers; outputs `benign` (BinaryCrossentropy).
 Optimizer: Adam.
 

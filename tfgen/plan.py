@@ -618,10 +618,11 @@ def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:
     }[source.type]
     model = f"built by `{spec.model.builder}`" if spec.model.builder else f"{len(spec.model.layers)} shared layers"
     heads = ", ".join(f"`{o.name}` ({spec.losses[o.name].type})" for o in outputs)
+    held_out = "stratified " if spec.data.stratify else ""
     return [
         f"Train `{spec.name}` with a custom TensorFlow training loop.",
         "",
-        f"Data: {described}" + ("; a random part held out for validation." if spec.data.validation_split else "."),
+        f"Data: {described}" + (f"; a {held_out}random part held out for validation." if spec.data.validation_split else "."),
         f"Model: {model}; outputs {heads}.",
         f"Optimizer: {spec.optimizer.type}" + ("; early stopping." if spec.train.early_stopping else "."),
     ]
