@@ -98,7 +98,7 @@ class RunDirectory:
         if fresh or self.args.fresh:
             self.discard()
         sha256, resume = self.made_by["spec_sha256"], not (fresh or self.args.fresh)
-        trainer.restore(self.output / "checkpoints", sha256, resume)
+        trainer.restored = trainer.restore(self.output / "checkpoints", sha256, resume)
         epoch = int(trainer.state.epoch.numpy())
         history = History(self.output, self.write, last_epoch=epoch)
         stopping = getattr(trainer, "early_stopping", None)
@@ -255,14 +255,33 @@ def random_array(rng, n, field):
     return rng.integers(0, 256 if dtype == "uint8" else 100, size=shape).astype(dtype)
 
 
-def split_arrays(data, fraction, seed):
-    """Hold out a seeded random `fraction` of the examples (sources may be ordered)."""
+def split_arrays(data, fraction, seed, stratify=False):
+    """Hold out a seeded random `fraction` of the examples (of each class: `stratify`)."""
     if isinstance(data, tf.data.Dataset):
         raise TypeError("`validation_split` needs arrays; the source gave a Dataset")
-    order = np.random.default_rng(seed).permutation(len(next(iter(data[1].values()))))
-    held_out = round(len(order) * fraction)
-    parts = order[held_out:], order[:held_out]
+    labels = next(iter(data[1].values()))
+    order = np.random.default_rng(seed).permutation(len(labels))
+    held = np.zeros(len(order), bool)
+    classes = np.unique(labels) if stratify else []
+    for rows in [order[labels[order] == c] for c in classes] or [order]:
+        held[rows[: round(len(rows) * fraction)]] = True
+    parts = order[~held[order]], order[held[order]]
     return [tuple({k: a[rows] for k, a in d.items()} for d in data) for rows in parts]
+
+
+def adapt(trainer, layers, batches):
+    """Fit each adapted layer ({name: batches}) on what reaches it of the first `batches`,
+    once per run: a resumed run restored the statistics (model variables) instead."""
+    model = trainer.model
+    for name, steps in layers.items():
+        layer = model.get_layer(name)
+        if trainer.restored is None:
+            before = keras.Model(model.input, layer.input)  # the layers before it
+            with trainer.strategy.scope():  # assigns every replica's copy
+                inputs = [before(x, training=False) for x, _ in batches.take(steps)]
+                layer.adapt(inputs)
+            print(f"Adapted {name} on {len(inputs)} training batches")
+        layer.finalize_state()  # `call` reads the statistics from tensors made here
 
 
 def as_dataset(data):

@@ -15,7 +15,7 @@ def _fields(model, prefix=""):
         path = f"{prefix}{name}"
         options = typing.get_args(field.annotation) or (field.annotation,)
         sections = [t for t in options if isinstance(t, type) and issubclass(t, BaseModel)
-                    and t.__name__ not in ("KerasObject", "LossSpec")]
+                    and t.__name__ not in ("KerasObject", "LossSpec", "LayerSpec")]
         if sections and name != "source" and typing.get_origin(field.annotation) is not dict:
             for section in sections:
                 yield from _fields(section, path + ".")

@@ -14,6 +14,14 @@ from .spec import Spec
 from .spec.model import Residual
 
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
+ADAPTABLE = ("Normalization",)  # layers whose adapted statistics are variables (so checkpointed)
+# Keras layers that adapt, but keep what they learn outside variables: a checkpoint would lose it.
+NOT_CHECKPOINTED = {
+    "Discretization": "its bin boundaries",
+    "StringLookup": "its vocabulary",
+    "IntegerLookup": "its vocabulary",
+    "TextVectorization": "its vocabulary",
+}
 
 
 def cross_check(spec: Spec, doc: Located, valid: set[str] | None = None) -> Iterator[SpecIssue]:
@@ -91,6 +99,40 @@ def _model(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                 yield doc.issue(("data", "train", field), f"`{field}` layers apply to a single input; this model has several")
 
 
+def _layer_items(layers: list, loc: Loc) -> Iterator[tuple[Loc, Any]]:
+    for i, layer in enumerate(layers):
+        if isinstance(layer, Residual):
+            yield from _layer_items(layer.residual, loc + (i, "residual"))
+        else:
+            yield loc + (i,), layer
+
+
+def _adapt(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    """`adapt` only where the statistics end up in the model's variables (and so its checkpoints)."""
+    supported = f"`adapt` is supported on: {', '.join(ADAPTABLE)}"
+    for field in ("preprocess", "augment"):
+        for loc, layer in _layer_items(getattr(spec.data.train, field), ("data", "train", field)):
+            if layer.adapt_batches:
+                yield doc.issue(loc + ("adapt",), f"an adapted layer belongs in `model.layers`, where its statistics "
+                                f"are saved with the model and its checkpoints (`{field}` layers are not)", key=True)
+    model = list(_layer_items(spec.model.layers, ("model", "layers")))
+    for output, layers in spec.model.outputs.items():
+        model += list(_layer_items(layers, ("model", "outputs", output)))
+    for loc, layer in model:
+        if not layer.adapt_batches or layer.type in ADAPTABLE:
+            if layer.adapt_batches and {"mean", "variance"} & set(layer.args):
+                yield doc.issue(loc + ("adapt",), "`adapt` computes `mean` and `variance`: give them or `adapt`, not both", key=True)
+            if layer.adapt_batches and spec.precision != "float32" and layer.args.get("dtype", "float32") != "float32":
+                yield doc.issue(loc + ("dtype",), f"under `{spec.precision}` an adapted layer computes in float32 (Keras's "
+                                "`adapt` fails in float16); remove `dtype` and tfgen sets it")
+            continue
+        if layer.type in NOT_CHECKPOINTED:
+            why = f"`{layer.type}` keeps {NOT_CHECKPOINTED[layer.type]} outside variables, so checkpoints would lose it"
+        else:
+            why = f"`{layer.type}` has no statistics to adapt"
+        yield doc.issue(loc + ("adapt",), f"{why}; {supported}", key=True)
+
+
 def _sources(spec: Spec):
     yield ("data", "train", "source"), spec.data.train.source
     if spec.data.validation is not None:
@@ -114,6 +156,14 @@ def _data(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                     yield doc.issue(loc + ("features",), f"no feature describes `{name}`{catalog.did_you_mean(name, source.features)}")
         if source.type == "tfrecord" and spec.data.validation_split is not None and loc[1] == "train":
             yield doc.issue(("data", "validation_split"), "`validation_split` needs an in-memory source; give `data.validation` for tfrecord files")
+
+
+def _stratify(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    if not spec.data.stratify:
+        return
+    targets = list(spec.targets.values())
+    if len(targets) != 1 or targets[0].shape or not targets[0].classes:
+        yield doc.issue(("data", "stratify"), "`stratify` needs one target of shape [] with `classes` (its labels are the strata)")
 
 
 def _losses(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
@@ -266,6 +316,8 @@ CHECKS = (
     (_precision, {"precision", "model"}),
     (_outputs, {"model", "targets", "losses", "metrics"}),
     (_model, {"model", "data"}),
+    (_adapt, {"model", "data", "precision"}),
+    (_stratify, {"data", "targets"}),
     (_data, {"data", "model", "targets"}),
     (_losses, {"losses", "targets"}),
     (_early_stopping, {"train", "data", "model", "targets", "metrics"}),

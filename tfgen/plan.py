@@ -33,7 +33,7 @@ SCRIPT_NAMES = frozenset(
     INPUTS TARGETS SYNTHETIC_TRAIN_EXAMPLES SYNTHETIC_VALIDATION_EXAMPLES STEPS_PER_EXECUTION
     ACCUMULATION_STEPS EXAMPLES_PER_UPDATE LOSS_WEIGHTS CLIP_LIMIT VALIDATION_EVERY
     VALIDATION_STEPS CHECKPOINT_EVERY_EPOCHS CHECKPOINT_EVERY_STEPS CHECKPOINTS_TO_KEEP
-    LOG_EVERY_STEPS PROFILE_START_STEP PROFILE_STEPS LOSSES np
+    LOG_EVERY_STEPS PROFILE_START_STEP PROFILE_STEPS LOSSES ADAPT_BATCHES np
     load_data load_npz load_tfrecord load_keras_dataset train_pipeline
     validation_pipeline build_datasets build_preprocessing build_augmentation build_model
     build_optimizer WarmUp ScaledOnPlateau build_metrics per_example_losses mean_per_example
@@ -130,17 +130,36 @@ class LayerLine:
     shortcut: str = ""
 
 
-def layer_lines(items: list, depth: int = 0) -> list[LayerLine]:
+def layer_lines(items: list, adapted: dict[str, int], mixed: bool = False, depth: int = 0) -> list[LayerLine]:
+    """The stack's lines; adapted layers are named (their `name`, else `adapted_<type>[_n]`) and
+    added to `adapted` ({layer name: batches}), which the script finds them by. Under mixed
+    precision they compute in float32: Keras's `adapt` fails in float16 (and would overflow)."""
     lines = []
     for item in items:
         if isinstance(item, Residual):
             shortcut = "shortcut" if depth == 0 else f"shortcut_{depth + 1}"
             lines.append(LayerLine("open", shortcut=shortcut))
-            lines += layer_lines(item.residual, depth + 1)
+            lines += layer_lines(item.residual, adapted, mixed, depth + 1)
             lines.append(LayerLine("close", shortcut=shortcut))
+        elif getattr(item, "adapt_batches", None):
+            name = item.args.get("name") or _adapted_name(item.type, adapted)
+            adapted[name] = item.adapt_batches
+            extra = {} if "name" in item.args else {"name": literal(name)}
+            if mixed and "dtype" not in item.args:
+                extra["dtype"] = literal("float32")
+            lines.append(LayerLine("layer", code=keras_call(item, "layers", extra)))
         else:
             lines.append(LayerLine("layer", code=keras_call(item, "layers")))
     return lines
+
+
+def _adapted_name(layer_type: str, taken: dict[str, int]) -> str:
+    """`adapted_normalization`, then `_2`...: Keras never names an unnamed layer `adapted_*`."""
+    base = "adapted_" + "".join(f"_{c.lower()}" if c.isupper() else c for c in layer_type).lstrip("_")
+    number = 1
+    while (base if number == 1 else f"{base}_{number}") in taken:
+        number += 1
+    return base if number == 1 else f"{base}_{number}"
 
 
 def float32_head(layers: list) -> list:
@@ -149,7 +168,7 @@ def float32_head(layers: list) -> list:
         last = layers[-1]
         if "dtype" in last.args:
             return layers  # an explicit dtype: validation checked it is float32
-        return [*layers[:-1], KerasObject.model_construct(type=last.type, args={**last.args, "dtype": "float32"})]
+        return [*layers[:-1], last.model_copy(update={"args": {**last.args, "dtype": "float32"}})]
     return [*layers, KerasObject.model_construct(type="Activation", args={"activation": "linear", "dtype": "float32"})]
 
 
@@ -183,6 +202,7 @@ class DataView:
     train: SourceView
     validation: SourceView | None
     split: float | None
+    stratify: bool
     has_validation: bool
     batch_size: int
     validation_batch_size: int
@@ -196,6 +216,7 @@ class DataView:
     bucketing: dict[str, str] | None
     preprocess: list[str]
     augment: list[str]
+    augment_optional: bool  # train_pipeline(augment=False): the batches adapted layers are fitted on
     layer_input: str  # the input preprocessing and augmentation layers apply to
     placement: Placement
     shard_policy: str | None
@@ -232,6 +253,7 @@ class ModelView:
     only_input: str | None
     trunk: list[LayerLine]
     outputs: list[OutputView]
+    adapted: dict[str, int]  # adapted layer name -> training batches (trunk first, then heads)
 
     @property
     def several_outputs(self) -> bool:
@@ -355,7 +377,10 @@ class View:
 
 
 def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str) -> View:
-    outputs = _outputs(spec)
+    adapted: dict[str, int] = {}
+    mixed = spec.precision != "float32"
+    trunk = layer_lines(spec.model.layers, adapted, mixed)  # first: the trunk's adapted layers come first
+    outputs = _outputs(spec, adapted)
     return View(
         header={"version": version, "spec_path": spec_path, "sha256": spec_sha256},
         docstring=_docstring(spec, outputs),
@@ -365,8 +390,8 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str) -> 
         epochs=spec.train.epochs,
         inputs=[_field(n, i.shape, i.dtype, _input_classes(i)) for n, i in spec.model.inputs.items()],
         targets=[_field(n, t.shape, t.dtype, t.classes) for n, t in spec.targets.items()],
-        data=_data(spec),
-        model=_model(spec, outputs),
+        data=_data(spec, adapted),
+        model=_model(spec, trunk, outputs, adapted),
         optimizer=_optimizer(spec),
         precision=PrecisionView(
             policy=None if spec.precision == "float32" else spec.precision,
@@ -409,7 +434,7 @@ def _field(name: str, shape: list, dtype: str, classes: int | None) -> FieldView
     return FieldView(name=name, shape=literal(tuple(shape)), dtype=dtype, classes=classes)
 
 
-def _outputs(spec: Spec) -> list[OutputView]:
+def _outputs(spec: Spec, adapted: dict[str, int]) -> list[OutputView]:
     metrics: dict[str, list[tuple[str, str]]] = {}
     for output, key, metric in metric_keys(spec):
         metrics.setdefault(output, []).append((key, keras_call(metric, "metrics")))
@@ -421,7 +446,7 @@ def _outputs(spec: Spec) -> list[OutputView]:
         views.append(
             OutputView(
                 name=name,
-                layers=layer_lines(head),
+                layers=layer_lines(head, adapted, spec.precision != "float32"),
                 loss=keras_call(spec.losses[name], "losses", {"reduction": "None"}),
                 mean_per_example=len(spec.targets[name].shape) >= 2,
                 metrics=metrics.get(name, []),
@@ -453,7 +478,7 @@ def _kwargs(kwargs: dict[str, Any]) -> str:
     return f"**{literal(kwargs)}"
 
 
-def _data(spec: Spec) -> DataView:
+def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
     train, validation = spec.data.train, spec.data.validation
     validation_batch = (validation.batch_size if validation else None) or train.batch_size
     if train.bucket_by_sequence_length:
@@ -470,6 +495,7 @@ def _data(spec: Spec) -> DataView:
         train=_source(train.source),
         validation=_source(validation.source) if validation else None,
         split=spec.data.validation_split,
+        stratify=spec.data.stratify,
         has_validation=has_validation(spec),
         batch_size=train.batch_size,
         validation_batch_size=validation_batch,
@@ -489,6 +515,7 @@ def _data(spec: Spec) -> DataView:
         else None,
         preprocess=[keras_call(layer, "layers") for layer in train.preprocess],
         augment=[keras_call(layer, "layers") for layer in train.augment],
+        augment_optional=bool(adapted and train.augment),
         layer_input=next(iter(spec.model.inputs)),
         placement=Placement(resolve_in_memory(spec)),
         shard_policy=shard_policy,
@@ -502,13 +529,14 @@ def _data(spec: Spec) -> DataView:
     )
 
 
-def _model(spec: Spec, outputs: list[OutputView]) -> ModelView:
+def _model(spec: Spec, trunk: list[LayerLine], outputs: list[OutputView], adapted: dict[str, int]) -> ModelView:
     return ModelView(
         builder=spec.model.builder,
         builder_kwargs=_kwargs(spec.model.kwargs),
         only_input=literal(next(iter(spec.model.inputs))) if len(spec.model.inputs) == 1 else None,
-        trunk=layer_lines(spec.model.layers),
+        trunk=trunk,
         outputs=outputs,
+        adapted=adapted,
     )
 
 
@@ -590,10 +618,11 @@ def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:
     }[source.type]
     model = f"built by `{spec.model.builder}`" if spec.model.builder else f"{len(spec.model.layers)} shared layers"
     heads = ", ".join(f"`{o.name}` ({spec.losses[o.name].type})" for o in outputs)
+    held_out = "stratified " if spec.data.stratify else ""
     return [
         f"Train `{spec.name}` with a custom TensorFlow training loop.",
         "",
-        f"Data: {described}" + ("; a random part held out for validation." if spec.data.validation_split else "."),
+        f"Data: {described}" + (f"; a {held_out}random part held out for validation." if spec.data.validation_split else "."),
         f"Model: {model}; outputs {heads}.",
         f"Optimizer: {spec.optimizer.type}" + ("; early stopping." if spec.train.early_stopping else "."),
     ]

@@ -23,6 +23,8 @@ KERAS_PLACES = (
     (("metrics", "*", "*"), "metrics"),
     (("optimizer",), "optimizers"),
 )
+# Keys of a Keras object that tfgen reads itself (not constructor arguments), per kind.
+RESERVED_KEYS = {"losses": ("weight",), "layers": ("adapt",)}
 # Arguments tfgen sets itself, per kind, with the reason given to the user.
 OWNED_ARGUMENTS = {
     "losses": {
@@ -177,7 +179,7 @@ def _check_keras(doc: Located, node: Any, kind: str, loc: Loc, reserved: tuple[s
         name, args, type_loc = node, {}, loc
     elif isinstance(node, dict) and isinstance(node.get("type"), str):
         name, type_loc = node["type"], loc + ("type",)
-        reserved = ("weight",) if kind == "losses" else ()
+        reserved = RESERVED_KEYS.get(kind, ())
         args = {k: v for k, v in node.items() if k != "type" and k not in reserved}
     else:
         return  # the structural validation reports it

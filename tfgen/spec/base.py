@@ -8,7 +8,16 @@ import types
 import typing
 from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
 from pydantic.json_schema import GetJsonSchemaHandler, JsonSchemaValue
 from pydantic_core import CoreSchema
 
@@ -107,6 +116,50 @@ class KerasObject(BaseModel):
                 },
             ]
         }
+
+
+ADAPT_BATCHES = 64  # `adapt: true`: training batches an adapted layer's statistics are computed on
+
+
+class Adapt(StrictModel):
+    """`adapt: {batches: N}`: compute the layer's statistics on the first N training batches."""
+
+    batches: int = Field(ADAPT_BATCHES, ge=1, description="training batches the statistics are computed on")
+
+
+class LayerSpec(KerasObject):
+    """A Keras layer; `adapt` (a tfgen key, not a Keras argument) fits its statistics
+    (`Normalization`) on training batches before the first step."""
+
+    reserved: ClassVar[tuple[str, ...]] = ("adapt",)
+    reserved_schema: ClassVar[dict[str, Any]] = {
+        "adapt": {
+            "anyOf": [
+                {"type": "boolean"},
+                {"type": "object", "properties": {"batches": {"type": "integer", "minimum": 1}}, "additionalProperties": False},
+            ],
+            "description": f"fit the layer's statistics on the first training batches (true: {ADAPT_BATCHES})",
+        }
+    }
+
+    adapt: Annotated[
+        Union[Annotated[bool, Tag("flag")], Annotated[Adapt, Tag("mapping")]],
+        Discriminator(lambda value: "flag" if isinstance(value, bool) else "mapping"),
+    ] = False
+
+    @field_validator("adapt", mode="before")
+    @classmethod
+    def _adapt_setting(cls, value: Any) -> Any:
+        if not isinstance(value, (bool, dict, Adapt)):
+            raise ValueError(f"expected `true`, `false` or `{{batches: N}}`, found {value!r}")
+        return value
+
+    @property
+    def adapt_batches(self) -> int | None:
+        """How many training batches the layer adapts on; None: not adapted."""
+        if self.adapt is False:
+            return None
+        return ADAPT_BATCHES if self.adapt is True else self.adapt.batches
 
 
 def unwrap(annotation: Any) -> list[Any]:

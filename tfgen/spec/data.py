@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, PositiveInt, model_validator
 
-from .base import DottedRef, Identifier, KerasObject, Shape, StrictModel  # noqa: F401
+from .base import DottedRef, Identifier, LayerSpec, Shape, StrictModel
 
 
 class PythonSource(StrictModel):
@@ -101,8 +101,8 @@ class TrainPipeline(StrictModel):
     shuffle: PositiveInt | None = Field(None, description="shuffle buffer size; none: no shuffling")
     cache: bool | str = Field(False, description="true: in memory; a string: a cache file path")
     drop_remainder: bool = Field(True, description="drop the last partial batch of each epoch")
-    preprocess: list[KerasObject] = Field([], description="layers applied to training and validation batches")
-    augment: list[KerasObject] = Field([], description="layers applied to training batches only")
+    preprocess: list[LayerSpec] = Field([], description="layers applied to training and validation batches")
+    augment: list[LayerSpec] = Field([], description="layers applied to training batches only")
     padded_batch: PaddedBatch | None = None
     bucket_by_sequence_length: BucketBySequenceLength | None = None
     in_memory: Literal["auto"] | bool = Field(
@@ -116,6 +116,7 @@ class Data(StrictModel):
     train: TrainPipeline
     validation: ValidationPipeline | None = None
     validation_split: float | None = Field(None, gt=0, lt=1, description="seeded random hold-out fraction")
+    stratify: bool = Field(False, description="hold out the same fraction of each class of the (one) target")
     shard_policy: Literal["auto", "data", "file", "off"] = Field(
         "auto", description="tf.data auto-shard policy across workers; auto: file for tfrecord, else data"
     )
@@ -124,4 +125,6 @@ class Data(StrictModel):
     def _one_validation(self) -> "Data":
         if self.validation is not None and self.validation_split is not None:
             raise ValueError("give `validation` or `validation_split`, not both")
+        if self.stratify and self.validation_split is None:
+            raise ValueError("`stratify` stratifies the `validation_split`; there is none")
         return self

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import Discriminator, Field, PositiveInt, Tag, model_validator
 
-from .base import DottedRef, DType, Identifier, KerasObject, Shape, StrictModel
+from .base import DottedRef, DType, Identifier, LayerSpec, Shape, StrictModel
 
 
 class Residual(StrictModel):
@@ -22,7 +22,7 @@ def _layer_kind(value: Any) -> str:
 
 
 Layer = Annotated[
-    Union[Annotated[Residual, Tag("residual")], Annotated[KerasObject, Tag("keras")]],
+    Union[Annotated[Residual, Tag("residual")], Annotated[LayerSpec, Tag("keras")]],
     Discriminator(_layer_kind),
 ]
 Residual.model_rebuild()
