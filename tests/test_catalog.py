@@ -5,10 +5,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 from tfgen import catalog
 
 
+@pytest.mark.slow  # imports Keras and probes its constructors (about 9 s)
 def test_catalog_matches_installed_keras():
     result = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "extract_keras_catalog.py"), "--check"],
