@@ -80,7 +80,9 @@ def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[
             issues.extend(error.issues)
             continue
         sha = resolved_sha256(doc)
-        targets.append(Target(spec_path, output, render(spec, spec_path=shown, sha256=sha), sha))
+        # Where the script finds user modules beside the spec: relative, so the same bytes anywhere.
+        spec_dir = Path(os.path.relpath(spec_path.resolve().parent, out_dir.resolve())).as_posix()
+        targets.append(Target(spec_path, output, render(spec, spec_path=shown, sha256=sha, spec_dir=spec_dir), sha))
     if issues:
         raise SpecError(issues)
     # One support module beside the scripts, shared by all of them.
