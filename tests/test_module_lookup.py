@@ -9,7 +9,6 @@ import sys
 
 import pytest
 import yaml
-
 from conftest import base_spec, read_history, run_tfgen
 
 pytestmark = pytest.mark.slow
@@ -52,7 +51,7 @@ def _run(tmp_path):
     """`python ../generated/x.py` from work/, with no PYTHONPATH."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     command = [sys.executable, "../generated/x.py", "--output-dir", str(tmp_path / "run")]
-    return subprocess.run(command, cwd=tmp_path / "work", env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(command, cwd=tmp_path / "work", env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
 def test_modules_beside_the_spec_and_in_the_working_directory_import_without_pythonpath(tmp_path):

@@ -365,7 +365,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
         name=spec.name,
         seed=spec.seed,
         output_dir=literal(spec.output_dir or f"runs/{spec.name}"),
-        spec_dir=literal(spec_dir) if _user_functions(spec) else None,
+        spec_dir=literal(spec_dir) if user_functions(spec) else None,
         epochs=spec.train.epochs,
         inputs=[_field(n, i.shape, i.dtype, _input_classes(i)) for n, i in spec.model.inputs.items()],
         targets=[_field(n, t.shape, t.dtype, t.classes) for n, t in spec.targets.items()],
@@ -583,11 +583,12 @@ def _trackers(spec: Spec) -> TrackersView:
     )
 
 
-def _user_functions(spec: Spec) -> list[str]:
-    """The `package.module:function` references the script imports (sources and builder)."""
-    sources = [spec.data.train.source] + ([spec.data.validation.source] if spec.data.validation else [])
-    found = [source.function for source in sources if source.type == "python"]
-    return found + ([spec.model.builder] if spec.model.builder else [])
+def user_functions(spec: Spec) -> list[tuple[tuple[str, ...], str]]:
+    """The `package.module:function` references the script imports, with their spec fields."""
+    parts = ["train"] + (["validation"] if spec.data.validation else [])
+    sources = [(("data", part, "source", "function"), getattr(spec.data, part).source) for part in parts]
+    found = [(loc, source.function) for loc, source in sources if source.type == "python"]
+    return found + ([(("model", "builder"), spec.model.builder)] if spec.model.builder else [])
 
 
 def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:
