@@ -13,7 +13,7 @@ from conftest import ROOT, SPECS, base_spec, run_tfgen, snapshot
 
 from tfgen.cli import main
 from tfgen.loader import load_text
-from tfgen.smoke import Smoke, first_error
+from tfgen.smoke import Smoke, first_error, judge
 from tfgen.validate import validate
 
 
@@ -134,6 +134,11 @@ def test_first_error_locates_a_traceback_by_the_generated_function_it_left(tmp_p
     assert line == f"x.yaml:{_position(text, '  type: Adam', 'type')}: optimizer: ValueError: broken"
     _, line = _failure(tmp_path, TRACEBACK.format(line=90, function="train_step"))
     assert line == "x.yaml: ValueError: broken (in the script's train_step)"
+    graph_error = "Traceback (most recent call last):\n  File \"SCRIPT\", line 9, in train_step\n    x = 1\n" \
+        "tensorflow.python.framework.errors_impl.InvalidArgumentError: Incompatible shapes\n\t [[{{node add}}]]\n"
+    _, line = _failure(tmp_path, f"ValueError: first\n\nDuring handling of the above exception:\n\n{graph_error}")
+    assert line == ("x.yaml: tensorflow.python.framework.errors_impl.InvalidArgumentError: Incompatible shapes "
+                    "(in the script's train_step)")
     _, line = _failure(tmp_path, "I0000 noise\nerror: m:load: labels outside [0, 3)\n")
     assert line == "x.yaml: error: m:load: labels outside [0, 3)"
     assert _failure(tmp_path, "")[1] == "x.yaml: exit code 1, nothing on stderr"
@@ -157,3 +162,32 @@ def test_pre_commit_hook_runs_smoke_in_the_manual_stage_with_the_train_extra():
     assert smoke["entry"] == "tfgen smoke" and smoke["stages"] == ["manual"] and smoke["pass_filenames"]
     train = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["train"]
     assert smoke["additional_dependencies"] == train
+
+
+ROW1, ROW2 = {"epoch": 1, "loss": 2.3}, {"epoch": 2, "loss": 2.2}
+NO_CHECKPOINT = "x.yaml: the first run did not end with one epoch and a checkpoint (1 history row(s), 0 checkpoint(s))"
+
+
+@pytest.mark.parametrize("case", ["resumed", "no resume line", "another checkpoint", "history rewritten",
+                                  "no checkpoint", "resume never"])
+def test_judge_passes_only_a_real_resume(tmp_path, case):
+    """The verdict on a run folder: only a second run that resumed from the first's checkpoint passes."""
+    import json
+
+    spec = base_spec(checkpoint={"resume": "never"}) if case == "resume never" else base_spec()
+    doc = load_text(yaml.safe_dump(spec), "x.yaml")
+    smoke = Smoke("x.yaml", doc, validate(doc), tmp_path / "x.py", tmp_path / "run")
+    (tmp_path / "run").mkdir()
+    saved = [] if case == "no checkpoint" else ["ckpt-4.index"]
+    (tmp_path / "first_run.json").write_text(json.dumps({"history": [ROW1], "checkpoints": saved}))
+    rows = [{**ROW1, "loss": 9.0}, ROW2] if case == "history rewritten" else [ROW1, ROW2]
+    (tmp_path / "run" / "history.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    checkpoint = "ckpt-9" if case == "another checkpoint" else "ckpt-4"
+    line = "" if case == "no resume line" else f"Resuming from {tmp_path}/run/checkpoints/{checkpoint} (epoch 2, step 0)\n"
+    stdout = f"Epoch 1/1 - ...\ntfgen-smoke: resuming\n{line}Epoch 2/2 - ...\n"
+    outcome = judge(smoke, subprocess.CompletedProcess([], 0, stdout, ""), "1.0 s")
+    expected = {"resumed": (True, "x.yaml (saved at epoch 1, resumed to epoch 2; 1.0 s)"),
+                "resume never": (True, "x.yaml (saved at epoch 1; checkpoint.resume: never: no resume; 1.0 s)"),
+                "no checkpoint": (False, NO_CHECKPOINT)}
+    failed = (False, "x.yaml: the second run did not resume from the first's checkpoint (history epochs [1, 2])")
+    assert (outcome.passed, outcome.message) == expected.get(case, failed)

@@ -32,7 +32,7 @@ from .validate import validate
 EXIT_OK, EXIT_FAILED = 0, 1
 # The generated function a traceback passes through last -> the spec field that decides it.
 FIELD_OF_FUNCTION = {
-    "load_data": ("data", "train", "source"),
+    "load_data": ("data",),
     "build_preprocessing": ("data", "train", "preprocess"),
     "build_augmentation": ("data", "train", "augment"),
     "build_optimizer": ("optimizer",),
@@ -45,6 +45,7 @@ CHILD = """
 import importlib.util, json, pathlib, sys
 script, run_dir, steps, record = sys.argv[1:]
 sys.argv = [script]
+sys.path[0] = str(pathlib.Path(script).resolve().parent)  # as `python script.py` has it, not ''
 spec = importlib.util.spec_from_file_location("tfgen_smoked_script", script)
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
@@ -155,27 +156,33 @@ class Runner:
         """Train one epoch (a checkpoint is saved), then run again to epoch 2: it must resume."""
         started = time.monotonic()
         result = self.script(smoke)
-        which = "resumed run" if MARK in result.stdout else "first run"
         if result.returncode is None:
+            which = "resumed run" if MARK in result.stdout else "first run"
             return Outcome(False, f"{smoke.shown}: timed out after {self.timeout:g} s ({which}; killed)")
-        if result.returncode != 0:
-            return Outcome(False, f"{first_error(smoke, result)} ({which})")
-        first = json.loads((smoke.run_dir.parent / "first_run.json").read_text())
-        if [row.get("epoch") for row in first["history"]] != [1] or not first["checkpoints"]:
-            found = f"{len(first['history'])} history row(s), {len(first['checkpoints'])} checkpoint(s)"
-            return Outcome(False, f"{smoke.shown}: the first run did not end with one epoch and a checkpoint ({found})")
-        seconds = f"{time.monotonic() - started:.1f} s"
-        if smoke.spec.checkpoint.resume != "auto":
-            resume = smoke.spec.checkpoint.resume
-            return Outcome(True, f"{smoke.shown} (saved at epoch 1; checkpoint.resume: {resume}: no resume; {seconds})")
-        rows = history(smoke.run_dir)
-        resumed = RESUMED.search(result.stdout.split(MARK, 1)[1])
-        from_first = resumed is not None and f"{Path(resumed['path']).name}.index" in first["checkpoints"]
-        if not from_first or [row.get("epoch") for row in rows] != [1, 2] or rows[0] != first["history"][0]:
-            epochs = [row.get("epoch") for row in rows]
-            return Outcome(False, f"{smoke.shown}: the second run did not resume from the first's checkpoint "
-                                  f"(history epochs {epochs})")
-        return Outcome(True, f"{smoke.shown} (saved at epoch 1, resumed to epoch 2; {seconds})")
+        return judge(smoke, result, f"{time.monotonic() - started:.1f} s")
+
+
+def judge(smoke: Smoke, result: subprocess.CompletedProcess, seconds: str) -> Outcome:
+    """PASS when both runs exited 0, the first left one history row and a checkpoint, and the
+    second resumed from that checkpoint at epoch 2 and kept the first run's row."""
+    which = "resumed run" if MARK in result.stdout else "first run"
+    if result.returncode != 0:
+        return Outcome(False, f"{first_error(smoke, result)} ({which})")
+    first = json.loads((smoke.run_dir.parent / "first_run.json").read_text())
+    if [row.get("epoch") for row in first["history"]] != [1] or not first["checkpoints"]:
+        found = f"{len(first['history'])} history row(s), {len(first['checkpoints'])} checkpoint(s)"
+        return Outcome(False, f"{smoke.shown}: the first run did not end with one epoch and a checkpoint ({found})")
+    if smoke.spec.checkpoint.resume != "auto":
+        resume = smoke.spec.checkpoint.resume
+        return Outcome(True, f"{smoke.shown} (saved at epoch 1; checkpoint.resume: {resume}: no resume; {seconds})")
+    rows = history(smoke.run_dir)
+    resumed = RESUMED.search(result.stdout.split(MARK, 1)[1])
+    from_first = resumed is not None and f"{Path(resumed['path']).name}.index" in first["checkpoints"]
+    if not from_first or [row.get("epoch") for row in rows] != [1, 2] or rows[0] != first["history"][0]:
+        epochs = [row.get("epoch") for row in rows]
+        return Outcome(False, f"{smoke.shown}: the second run did not resume from the first's checkpoint "
+                              f"(history epochs {epochs})")
+    return Outcome(True, f"{smoke.shown} (saved at epoch 1, resumed to epoch 2; {seconds})")
 
 
 def history(run_dir: Path) -> list[dict]:
@@ -195,8 +202,11 @@ def first_error(smoke: Smoke, result: subprocess.CompletedProcess) -> str:
         return f"{smoke.shown}: {ours[-1]}"
     if not lines:
         return f"{smoke.shown}: exit code {result.returncode}, nothing on stderr"
+    if tracebacks := [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]:
+        lines = lines[tracebacks[-1] :]  # the last of chained exceptions
     functions = [m["function"] for line in lines if (m := FRAME.match(line)) and Path(m["file"]) == smoke.script]
-    message = lines[-1].strip()
+    # The exception's first line: the first unindented line after the frames (TF adds graph lines).
+    message = next((line for line in lines[1:] if not line[:1].isspace()), lines[-1]).strip()
     if not functions:
         return f"{smoke.shown}: {message}"
     field = FIELD_OF_FUNCTION.get(functions[-1])
