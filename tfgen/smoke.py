@@ -115,6 +115,7 @@ class Runner:
         self.steps, self.timeout = steps, timeout
         self.running: set[subprocess.Popen] = set()
         self.lock = threading.Lock()
+        self.stopped = False  # after Ctrl-C: start nothing more
         self.env = {**os.environ, "CUDA_VISIBLE_DEVICES": "-1"}  # the CPU, whatever is visible
         self.env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -122,9 +123,11 @@ class Runner:
         """Run the script's two runs (see CHILD); return code None: killed at the time limit."""
         record = smoke.run_dir.parent / "first_run.json"
         command = [sys.executable, "-c", CHILD, str(smoke.script), str(smoke.run_dir), str(self.steps), str(record)]
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   env=self.env, start_new_session=True)
         with self.lock:
+            if self.stopped:
+                return subprocess.CompletedProcess(command, None, "", "")
+            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                       env=self.env, start_new_session=True)
             self.running.add(process)
         try:
             out, err = process.communicate(timeout=self.timeout)
@@ -137,20 +140,25 @@ class Runner:
                 self.running.discard(process)
 
     @staticmethod
-    def kill(process: subprocess.Popen) -> tuple[str | None, str | None]:
-        """Kill the process group of `process` (its own session), while it runs; its output."""
+    def signal_group(process: subprocess.Popen) -> None:
+        """SIGKILL the process group of `process` (its own session) while it runs."""
         if process.poll() is None:
             try:
                 os.killpg(process.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+    def kill(self, process: subprocess.Popen) -> tuple[str | None, str | None]:
+        """Kill the process group of `process`; its output so far."""
+        self.signal_group(process)
         return process.communicate()
 
     def kill_all(self) -> None:
+        """Ctrl-C: kill every running script (their threads reap them) and start no more."""
         with self.lock:
-            running = list(self.running)
+            self.stopped, running = True, list(self.running)
         for process in running:
-            self.kill(process)
+            self.signal_group(process)
 
     def smoke(self, smoke: Smoke) -> Outcome:
         """Train one epoch (a checkpoint is saved), then run again to epoch 2: it must resume."""
@@ -168,7 +176,10 @@ def judge(smoke: Smoke, result: subprocess.CompletedProcess, seconds: str) -> Ou
     which = "resumed run" if MARK in result.stdout else "first run"
     if result.returncode != 0:
         return Outcome(False, f"{first_error(smoke, result)} ({which})")
-    first = json.loads((smoke.run_dir.parent / "first_run.json").read_text())
+    try:
+        first = json.loads((smoke.run_dir.parent / "first_run.json").read_text())
+    except (OSError, ValueError):  # the process ended before the second run
+        first = {"history": [], "checkpoints": []}
     if [row.get("epoch") for row in first["history"]] != [1] or not first["checkpoints"]:
         found = f"{len(first['history'])} history row(s), {len(first['checkpoints'])} checkpoint(s)"
         return Outcome(False, f"{smoke.shown}: the first run did not end with one epoch and a checkpoint ({found})")
@@ -229,10 +240,11 @@ def run(args) -> int:
                 for outcome in pool.map(runner.smoke, smokes):  # in spec order, as they finish
                     print(f"{'PASS' if outcome.passed else 'FAIL'} {outcome.message}", flush=True)
                     outcomes.append(outcome)
-            except BaseException:  # Ctrl-C: stop what runs, start nothing more
+            except KeyboardInterrupt:  # Ctrl-C: stop what runs, start nothing more
                 pool.shutdown(wait=False, cancel_futures=True)
                 runner.kill_all()
-                raise
+                print("smoke: interrupted", file=sys.stderr)
+                return 130
     failed = sum(not outcome.passed for outcome in outcomes)
     summary = f"{len(outcomes) - failed} passed, {failed} failed in {time.monotonic() - started:.0f} s"
     print(f"smoke: {summary}", file=sys.stderr if failed else sys.stdout)
