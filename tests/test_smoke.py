@@ -13,7 +13,7 @@ from conftest import ROOT, SPECS, base_spec, run_tfgen, snapshot
 
 from tfgen.cli import main
 from tfgen.loader import load_text
-from tfgen.smoke import Smoke, first_error, judge
+from tfgen.smoke import Runner, Smoke, first_error, judge
 from tfgen.validate import validate
 
 
@@ -191,3 +191,10 @@ def test_judge_passes_only_a_real_resume(tmp_path, case):
                 "no checkpoint": (False, NO_CHECKPOINT)}
     failed = (False, "x.yaml: the second run did not resume from the first's checkpoint (history epochs [1, 2])")
     assert (outcome.passed, outcome.message) == expected.get(case, failed)
+
+
+def test_scripts_run_on_the_cpu_as_one_local_worker(monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["10.0.0.1:2222", "10.0.0.2:2222"]}}')
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    env = Runner(steps=2, timeout=10).env
+    assert "TF_CONFIG" not in env and env["CUDA_VISIBLE_DEVICES"] == "-1"

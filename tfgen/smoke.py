@@ -116,7 +116,8 @@ class Runner:
         self.running: set[subprocess.Popen] = set()
         self.lock = threading.Lock()
         self.stopped = False  # after Ctrl-C: start nothing more
-        self.env = {**os.environ, "CUDA_VISIBLE_DEVICES": "-1"}  # the CPU, whatever is visible
+        # The CPU, whatever is visible; one local worker, whatever cluster TF_CONFIG describes.
+        self.env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"} | {"CUDA_VISIBLE_DEVICES": "-1"}
         self.env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
     def script(self, smoke: Smoke) -> subprocess.CompletedProcess:
