@@ -85,7 +85,7 @@ def prepare(specs: list[Path], overrides: list[str], folder: Path) -> list[Smoke
     """Validate every spec (SpecError with the problems of all invalid ones), then build each into
     its own subfolder of `folder` (so specs of the same name do not collide)."""
     issues, valid = [], []
-    for spec_path in specs:
+    for spec_path in dict.fromkeys(specs, None):  # a spec given twice runs once
         shown = display_path(spec_path)
         try:
             doc = resolve(spec_path, shown, overrides)
