@@ -25,6 +25,7 @@ import tfgen_runtime as rt
 
 SEED = 42
 OUTPUT_DIR = "runs/digits"
+SPEC_DIR = Path(__file__).resolve().parent / "../specs"  # user modules: see rt.function
 EPOCHS = 30
 GLOBAL_BATCH_SIZE = 64
 VALIDATION_BATCH_SIZE = 64
@@ -45,7 +46,7 @@ def load_data(synthetic=False):
         train = rt.synthetic_arrays(SYNTHETIC_TRAIN_EXAMPLES, INPUTS, TARGETS, SEED)
     else:
         train = rt.from_function(
-            "sklearn.datasets:load_digits", INPUTS, TARGETS, return_X_y=True
+            "sklearn.datasets:load_digits", INPUTS, TARGETS, SPEC_DIR, return_X_y=True
         )
     return rt.split_arrays(train, VALIDATION_SPLIT, SEED)
 

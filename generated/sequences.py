@@ -25,6 +25,7 @@ import tfgen_runtime as rt
 
 SEED = 3
 OUTPUT_DIR = "runs/sequences"
+SPEC_DIR = Path(__file__).resolve().parent / "../specs"  # user modules: see rt.function
 EPOCHS = 8
 GLOBAL_BATCH_SIZE = 32
 VALIDATION_BATCH_SIZE = 64
@@ -48,10 +49,20 @@ def load_data(synthetic=False):
         )
     else:
         train = rt.from_function(
-            "tfgen.datasets:token_sequences", INPUTS, TARGETS, examples=2048, seed=0
+            "tfgen.datasets:token_sequences",
+            INPUTS,
+            TARGETS,
+            SPEC_DIR,
+            examples=2048,
+            seed=0,
         )
         validation = rt.from_function(
-            "tfgen.datasets:token_sequences", INPUTS, TARGETS, examples=256, seed=1
+            "tfgen.datasets:token_sequences",
+            INPUTS,
+            TARGETS,
+            SPEC_DIR,
+            examples=256,
+            seed=1,
         )
     return train, validation
 

@@ -25,6 +25,7 @@ import tfgen_runtime as rt
 
 SEED = 7
 OUTPUT_DIR = "runs/tabular"
+SPEC_DIR = Path(__file__).resolve().parent / "../specs"  # user modules: see rt.function
 EPOCHS = 40
 GLOBAL_BATCH_SIZE = 32
 VALIDATION_BATCH_SIZE = 32
@@ -47,7 +48,11 @@ def load_data(synthetic=False):
         train = rt.synthetic_arrays(SYNTHETIC_TRAIN_EXAMPLES, INPUTS, TARGETS, SEED)
     else:
         train = rt.from_function(
-            "sklearn.datasets:load_breast_cancer", INPUTS, TARGETS, return_X_y=True
+            "sklearn.datasets:load_breast_cancer",
+            INPUTS,
+            TARGETS,
+            SPEC_DIR,
+            return_X_y=True,
         )
     return rt.split_arrays(train, VALIDATION_SPLIT, SEED, stratify=True)
 

@@ -181,16 +181,41 @@ def named_examples(data, inputs, targets):
     return data.map(name)
 
 
-def function(reference):
-    """The function `package.module:name` names, imported when the script needs it."""
+def function(reference, spec_dir=None):
+    """The function `package.module:name` names, imported when the script needs it.
+
+    Its module is looked up on sys.path (the script's folder is on it), then in the working
+    directory, then in the spec's folder (each added to sys.path only when needed).
+    """
     module, _, name = reference.partition(":")
-    return getattr(importlib.import_module(module), name)
+    searched = list(dict.fromkeys(str(Path(p).resolve()) for p in sys.path))
+    folders = [str(Path(f).resolve()) for f in (Path.cwd(), spec_dir) if f]
+    for folder in [None, *folders]:
+        if folder in searched:
+            continue
+        if folder:
+            sys.path.append(folder)
+            searched.append(folder)
+        try:
+            found = getattr(importlib.import_module(module), name, None)
+        # Not found here: try the next folder; any other ImportError is the module's own.
+        except ImportError as error:
+            missing = isinstance(error, ModuleNotFoundError) and error.name
+            if missing and f"{module}.".startswith(f"{missing}."):
+                continue
+            raise UserError(f"{reference}: importing {module}: {error}") from error
+        if not callable(found):
+            raise UserError(f"{reference}: module {module} has no function `{name}`")
+        return found
+    where = "sys.path, the working directory, the spec's folder"
+    raise UserError(f"{reference}: no module {module} in {', '.join(searched)} ({where})")
 
 
-def from_function(reference, inputs, targets, **kwargs):
+def from_function(reference, inputs, targets, spec_dir=None, /, **kwargs):
     """The named examples that a `package.module:function` data source returns."""
+    load = function(reference, spec_dir)
     try:
-        return named_examples(function(reference)(**kwargs), inputs, targets)
+        return named_examples(load(**kwargs), inputs, targets)
     except UserError as error:
         raise UserError(f"{reference}: {error}") from None
 

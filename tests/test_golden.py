@@ -77,9 +77,12 @@ def test_header_names_spec_version_and_hash_without_timestamp_or_absolute_path()
 
 @pytest.mark.parametrize("hash_seed", ["0", "12345"])
 def test_build_is_deterministic_across_hash_seeds(tmp_path, hash_seed):
-    out = tmp_path / hash_seed
-    result = run_tfgen("build", *[str(s.relative_to(ROOT)) for s in SPECS], "--out", str(out),
-                       env={"PYTHONHASHSEED": hash_seed})
+    # The same layout as the repository's (scripts find user modules at ../specs), elsewhere.
+    project = tmp_path / hash_seed
+    shutil.copytree(ROOT / "specs", project / "specs")
+    (project / "pyproject.toml").write_text("")
+    out = project / "generated"
+    result = run_tfgen("build", *[f"specs/{s.name}" for s in SPECS], cwd=project, env={"PYTHONHASHSEED": hash_seed})
     assert result.returncode == 0, result.stderr
     for name in [f"{spec.stem}.py" for spec in SPECS] + [RUNTIME_FILE]:
         assert (out / name).read_bytes() == (ROOT / "generated" / name).read_bytes()

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import SpecError, SpecIssue, UsageError
+from .plan import user_functions
 from .render import RUNTIME_FILE, render, render_runtime
 from .resolve import resolve, resolved_sha256
 from .validate import validate
@@ -79,8 +80,15 @@ def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[
         except SpecError as error:
             issues.extend(error.issues)
             continue
+        shadowed = [loc for loc, ref in user_functions(spec) if ref.partition(":")[0].split(".")[0] == spec_path.stem]
+        if shadowed:  # the script's folder is on sys.path: `import x` from x.py imports the script
+            message = f"module `{spec_path.stem}` has the name of the script this spec generates ({output.name}), which would import itself instead: rename the spec or the module"
+            issues.extend(doc.issue(loc, message) for loc in shadowed)
+            continue
         sha = resolved_sha256(doc)
-        targets.append(Target(spec_path, output, render(spec, spec_path=shown, sha256=sha), sha))
+        # Where the script finds user modules beside the spec: relative, so the same bytes anywhere.
+        spec_dir = Path(os.path.relpath(spec_path.resolve().parent, out_dir.resolve())).as_posix()
+        targets.append(Target(spec_path, output, render(spec, spec_path=shown, sha256=sha, spec_dir=spec_dir), sha))
     if issues:
         raise SpecError(issues)
     # One support module beside the scripts, shared by all of them.

@@ -42,6 +42,14 @@ def _parser() -> argparse.ArgumentParser:
     init.add_argument("name", nargs="?", default="starter", help="the run's name (default: starter)")
     init.add_argument("--dir", type=Path, default=Path("specs"), help="where to write NAME.yaml (default: specs/)")
     commands.add_parser("schema", help="print the JSON Schema of the spec")
+    # smoke: run each spec's script briefly (tfgen/smoke.py)
+    smoke = commands.add_parser("smoke", help="run each script a few steps on synthetic data (CPU), save, resume")
+    smoke.add_argument("specs", nargs="+", type=Path, metavar="SPEC")
+    smoke.add_argument("--steps", type=_positive(int), default=2, help="training steps per epoch (default 2)")
+    smoke.add_argument("--timeout", type=_positive(float), default=300.0,
+                       help="seconds per spec, both runs; a script still running is killed (default 300)")
+    smoke.add_argument("--jobs", type=_positive(int), default=2, help="specs run at once (default 2)")
+    _add_set(smoke)
     lint = commands.add_parser("lint", help="find the seed articles' pitfalls in TensorFlow training loops")
     lint.add_argument("paths", nargs="+", metavar="PATH", help="Python files or directories (recursing into *.py)")
     lint.add_argument("--select", action="append", default=[], metavar="CODES",
@@ -51,6 +59,19 @@ def _parser() -> argparse.ArgumentParser:
     lint.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="output format")
     lint.add_argument("--statistics", action="store_true", help="also print the number of findings per code")
     return parser
+
+
+def _positive(kind):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if not value > 0:  # also NaN
+            raise argparse.ArgumentTypeError(f"expected a positive {kind.__name__}, got {text!r}")
+        return value
+
+    return parse
 
 
 def _add_set(command: argparse.ArgumentParser) -> None:
@@ -81,6 +102,10 @@ def _run(args: argparse.Namespace) -> int:
         from .lint import run as run_lint
 
         return run_lint(args)
+    if args.command == "smoke":
+        from .smoke import run as run_smoke
+
+        return run_smoke(args)
     if args.command == "schema":
         from .schema import schema_text
 

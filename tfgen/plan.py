@@ -29,7 +29,7 @@ SOURCE_IMPORTS = {"npz": ("numpy", "zipfile")}
 # the top level (`rt.function` imports them when called), so no spec can shadow these.
 SCRIPT_NAMES = frozenset(
     """os sys time zipfile Path keras tf rt
-    SEED OUTPUT_DIR EPOCHS GLOBAL_BATCH_SIZE VALIDATION_BATCH_SIZE SHUFFLE_BUFFER VALIDATION_SPLIT
+    SEED OUTPUT_DIR SPEC_DIR EPOCHS GLOBAL_BATCH_SIZE VALIDATION_BATCH_SIZE SHUFFLE_BUFFER VALIDATION_SPLIT
     INPUTS TARGETS SYNTHETIC_TRAIN_EXAMPLES SYNTHETIC_VALIDATION_EXAMPLES STEPS_PER_EXECUTION
     ACCUMULATION_STEPS EXAMPLES_PER_UPDATE LOSS_WEIGHTS CLIP_LIMIT VALIDATION_EVERY
     VALIDATION_STEPS CHECKPOINT_EVERY_EPOCHS CHECKPOINT_EVERY_STEPS CHECKPOINTS_TO_KEEP
@@ -346,6 +346,7 @@ class View:
     name: str
     seed: int
     output_dir: str
+    spec_dir: str | None  # the spec's folder relative to the script's, where user modules are
     epochs: int
     inputs: list[FieldView]
     targets: list[FieldView]
@@ -376,7 +377,9 @@ class View:
         return self.data.memory and bool(self.data.augment)
 
 
-def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str) -> View:
+def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".") -> View:
+    """`spec_dir`: the spec's folder relative to the script's (POSIX), where the script looks
+    for user modules after sys.path and the working directory."""
     adapted: dict[str, int] = {}
     mixed = spec.precision != "float32"
     trunk = layer_lines(spec.model.layers, adapted, mixed)  # first: the trunk's adapted layers come first
@@ -387,6 +390,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str) -> 
         name=spec.name,
         seed=spec.seed,
         output_dir=literal(spec.output_dir or f"runs/{spec.name}"),
+        spec_dir=literal(spec_dir) if user_functions(spec) else None,
         epochs=spec.train.epochs,
         inputs=[_field(n, i.shape, i.dtype, _input_classes(i)) for n, i in spec.model.inputs.items()],
         targets=[_field(n, t.shape, t.dtype, t.classes) for n, t in spec.targets.items()],
@@ -605,6 +609,14 @@ def _trackers(spec: Spec) -> TrackersView:
         if keep
         else None,
     )
+
+
+def user_functions(spec: Spec) -> list[tuple[tuple[str, ...], str]]:
+    """The `package.module:function` references the script imports, with their spec fields."""
+    parts = ["train"] + (["validation"] if spec.data.validation else [])
+    sources = [(("data", part, "source", "function"), getattr(spec.data, part).source) for part in parts]
+    found = [(loc, source.function) for loc, source in sources if source.type == "python"]
+    return found + ([(("model", "builder"), spec.model.builder)] if spec.model.builder else [])
 
 
 def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:

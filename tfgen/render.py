@@ -40,11 +40,11 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render(spec: Spec, *, spec_path: str, sha256: str) -> str:
-    """The generated training script for `spec`, black-formatted."""
+def render(spec: Spec, *, spec_path: str, sha256: str, spec_dir: str = ".") -> str:
+    """The generated training script for `spec`, black-formatted (`spec_dir`: see make_view)."""
     # The path lands in a comment: escape anything (a newline, say) that could end it.
     shown = json.dumps(spec_path, ensure_ascii=False)[1:-1]
-    view = make_view(spec, spec_path=shown, spec_sha256=sha256, version=__version__)
+    view = make_view(spec, spec_path=shown, spec_sha256=sha256, version=__version__, spec_dir=spec_dir)
     source = environment().get_template("script.py.jinja").render(v=view)
     return black.format_str(source, mode=BLACK_MODE)
 
