@@ -31,13 +31,17 @@ def test_deep_invalid_spec_output_is_pinned(spec, capsys, monkeypatch):
 
 @pytest.mark.slow
 def test_deep_skips_the_adapt_key_and_accepts_an_adapted_normalization(monkeypatch):
+    from types import SimpleNamespace
+
     from tfgen.deep import _Deep, import_keras
     from tfgen.loader import Located
-    from tfgen.spec import KerasObject
+    from tfgen.spec.base import LayerSpec
 
-    checker = _Deep(import_keras(), Located({}, "x.yaml"), None, ROOT)
-    layer = checker.layer(KerasObject(type="Normalization", adapt=True, axis=-1), ("model", "layers", 0))
+    checker = _Deep(import_keras(), Located({}, "x.yaml"), SimpleNamespace(precision="mixed_float16"), ROOT)
+    layer = checker.layer(LayerSpec(type="Normalization", adapt=True, axis=-1), ("model", "layers", 0))
     assert type(layer).__name__ == "Normalization" and not checker.issues
+    # Built as the script builds it: named for the adaptation, computing in float32.
+    assert layer.name == "adapted_normalization" and layer.dtype_policy.compute_dtype == "float32"
 
 
 @pytest.mark.slow

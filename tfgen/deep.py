@@ -25,7 +25,7 @@ from .errors import SpecError, UsageError
 from .loader import Loc, Located
 from .modules import LookupFailed, import_function, lookup_path
 from .names import output_names
-from .plan import _optimizer, float32_head, keras_call
+from .plan import _optimizer, adapted_arguments, float32_head, keras_call
 from .spec import KerasObject, Spec
 from .spec.model import Residual
 
@@ -122,6 +122,7 @@ class _Deep:
         self.keras, self.doc, self.spec, self.spec_dir = keras, doc, spec, spec_dir
         self.issues = []
         self.graph_outputs: dict[str, Any] = {}  # a builder model's own output tensors, by name
+        self.adapted: dict[str, int] = {}  # adapted layers named as the planner names them
 
     def fail(self, loc: Loc, message: str) -> None:
         self.issues.append(self.doc.issue(loc, message))
@@ -182,7 +183,8 @@ class _Deep:
             self.fail(loc, f"{item.type}: no {given}: add `adapt: true` to compute them from the training data "
                       "before training, or give them")
             return None
-        return self.construct(item, "layers", loc)
+        extra = adapted_arguments(item, self.adapted, self.spec.precision != "float32")
+        return self.construct(item, "layers", loc, extra)
 
     # --- the run ---------------------------------------------------------------------------
 

@@ -141,16 +141,22 @@ def layer_lines(items: list, adapted: dict[str, int], mixed: bool = False, depth
             lines.append(LayerLine("open", shortcut=shortcut))
             lines += layer_lines(item.residual, adapted, mixed, depth + 1)
             lines.append(LayerLine("close", shortcut=shortcut))
-        elif getattr(item, "adapt_batches", None):
-            name = item.args.get("name") or _adapted_name(item.type, adapted)
-            adapted[name] = item.adapt_batches
-            extra = {} if "name" in item.args else {"name": literal(name)}
-            if mixed and "dtype" not in item.args:
-                extra["dtype"] = literal("float32")
-            lines.append(LayerLine("layer", code=keras_call(item, "layers", extra)))
         else:
-            lines.append(LayerLine("layer", code=keras_call(item, "layers")))
+            lines.append(LayerLine("layer", code=keras_call(item, "layers", adapted_arguments(item, adapted, mixed))))
     return lines
+
+
+def adapted_arguments(item: Any, adapted: dict[str, int], mixed: bool) -> dict[str, str]:
+    """The arguments tfgen adds to an adapted layer's call (its name, float32 under mixed
+    precision), recording it in `adapted`; none for other layers."""
+    if not getattr(item, "adapt_batches", None):
+        return {}
+    name = item.args.get("name") or _adapted_name(item.type, adapted)
+    adapted[name] = item.adapt_batches
+    extra = {} if "name" in item.args else {"name": literal(name)}
+    if mixed and "dtype" not in item.args:
+        extra["dtype"] = literal("float32")
+    return extra
 
 
 def _adapted_name(layer_type: str, taken: dict[str, int]) -> str:
