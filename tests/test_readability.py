@@ -17,9 +17,10 @@ from tfgen.render import RUNTIME_FILE
 GENERATED = ROOT / "generated"
 SCRIPTS = [GENERATED / f"{spec.stem}.py" for spec in SPECS]
 # Issue 10 asks digits <= 250 (met) and the support module <= 500: not met (556 after issue 10,
-# 768 with issue 11's run-safety and data checks); the ceiling stops it growing unnoticed.
+# 768 with issue 11's run-safety and data checks; +17 with issue 13's agreed stop signal across
+# workers and one-line peer failures); the ceiling stops it growing unnoticed.
 DIGITS_CEILING = 250
-RUNTIME_CEILING = 770
+RUNTIME_CEILING = 787
 
 
 def functions(tree: ast.AST):
