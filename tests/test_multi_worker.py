@@ -1,0 +1,170 @@
+"""Two localhost workers (one CPU each) under `tfgen launch`: faults survived, bounded waits, shards.
+
+One deterministic script is built once; its uninterrupted run is the reference every other run
+must reproduce bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import ROOT, base_spec, run_tfgen
+from tfgen.launch import free_ports
+
+pytestmark = pytest.mark.slow
+EPOCHS = 4
+
+
+def _spec(**strategy):
+    spec = base_spec(strategy={"type": "multi_worker_mirrored", "communication": "ring", **strategy},
+                     deterministic=True, checkpoint={"every_steps": 16})
+    spec["data"]["train"]["source"]["examples"] = 2048  # 64 steps of 32 per epoch
+    spec["train"] = {"epochs": EPOCHS, "steps_per_execution": 4}
+    return spec
+
+
+def _build(folder, spec, stem):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{stem}.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    result = run_tfgen("build", str(folder / f"{stem}.yaml"), "--out", str(folder / "generated"), cwd=folder)
+    assert result.returncode == 0, result.stderr
+    return folder / "generated" / f"{stem}.py"
+
+
+class Launch:
+    """`tfgen launch` in the background, its merged output read line by line."""
+
+    def __init__(self, *args):
+        self.process = subprocess.Popen([sys.executable, "-m", "tfgen", "launch", *map(str, args)], cwd=ROOT,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines, self.pids = [], {}
+
+    def until(self, pattern, timeout=120):
+        """Read lines until one matches `pattern` (a regex); return its match."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                break
+            self.lines.append(line)
+            started = re.search(r"started worker (\d) of \d at \S+ \(pid (\d+)\)", line)
+            if started:
+                self.pids[int(started[1])] = int(started[2])
+            found = re.search(pattern, line)
+            if found:
+                return found
+        raise AssertionError(f"no line matches {pattern!r}:\n{''.join(self.lines[-40:])}")
+
+    def finish(self, timeout=180):
+        out, _ = self.process.communicate(timeout=timeout)
+        self.lines.append(out)
+        return self.process.returncode, "".join(self.lines)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.process.kill()
+        self.process.wait()
+
+
+def _weights(output):
+    import keras
+
+    return keras.models.load_model(output / "model.keras").get_weights()
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The script and the weights of its uninterrupted two-worker run."""
+    folder = tmp_path_factory.mktemp("mw")
+    script = _build(folder, _spec(), "mw")
+    with Launch("--workers", 2, script, "--", "--output-dir", folder / "reference") as launch:
+        code, out = launch.finish()
+    assert code == 0, out[-3000:]
+    assert sorted(re.findall(r"\[(\d)\] Epoch 4/4", out)) == ["0", "1"]
+    return script, _weights(folder / "reference")
+
+
+def test_sigterm_and_sigkill_are_survived_with_the_weights_of_an_uninterrupted_run(reference, tmp_path):
+    script, expected = reference
+    output = tmp_path / "run"
+    # SIGTERM to worker 1 alone (a preemption notice) mid-epoch: both save the same step, the
+    # group restarts and resumes; then SIGKILL to the chief: restarted again, from its last checkpoint.
+    with Launch("--workers", 2, "--max-restarts", 2, script, "--", "--output-dir", output) as launch:
+        launch.until(r"\[\d\] Epoch 2/4")
+        time.sleep(0.3)
+        os.kill(launch.pids[1], signal.SIGTERM)
+        launch.until(r"worker \d exited with 143; restarting the group \(1/2\)")
+        launch.until(r"\[\d\] Epoch 3/4")
+        time.sleep(0.3)
+        os.kill(launch.pids[0], signal.SIGKILL)
+        launch.until(r"worker 0 was killed by SIGKILL; restarting the group \(2/2\)")
+        code, out = launch.finish()
+    assert code == 0, out[-3000:]
+    stops = re.findall(r"\[(\d)\] Stopped by SIGTERM at epoch 3, step (\d+)/64", out)
+    assert sorted(stops) == [("0", stops[0][1]), ("1", stops[0][1])] and 0 < int(stops[0][1]) < 64, out[-3000:]
+    assert len(re.findall(r"\[0\] Resuming from .*\(epoch 3, step [1-9]\d*\)", out)) == 1  # mid-epoch
+    assert len(re.findall(r"\[0\] Resuming from", out)) == 2
+    for a, b in zip(expected, _weights(output)):
+        np.testing.assert_array_equal(a, b)
+    rows = [json.loads(line) for line in (output / "history.jsonl").read_text().splitlines()]
+    assert [row["epoch"] for row in rows] == [1, 2, 3, 4]
+
+
+HANG = """
+import importlib.util, json, os, sys, time
+spec = importlib.util.spec_from_file_location("script", sys.argv[1])
+script = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(script)
+if json.loads(os.environ["TF_CONFIG"])["task"]["index"] == 1:  # alive, but never joins epoch 2
+    run_steps = script.Trainer.run_steps
+    def hang(self, epoch, step, steps):
+        if epoch == 2:
+            print("hanging", flush=True)
+            time.sleep(600)
+        return run_steps(self, epoch, step, steps)
+    script.Trainer.run_steps = hang
+sys.argv = sys.argv[1:]
+script.rt.run(script.main)  # as `python script.py ...` does
+"""
+
+
+def test_a_worker_whose_peer_hangs_fails_within_the_collective_timeout(tmp_path):
+    """As under an orchestrator that kills no one: the survivor must not wait forever."""
+    spec = _spec(timeout_seconds=5)
+    spec["data"]["train"]["source"]["examples"] = 256
+    script = _build(tmp_path, spec, "hang")
+    (tmp_path / "hang.py").write_text(HANG)
+    hosts = [f"127.0.0.1:{port}" for port in free_ports(2)]
+    workers = []
+    try:
+        for index in range(2):
+            config = {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": index}}
+            workers.append(subprocess.Popen(
+                [sys.executable, str(tmp_path / "hang.py"), str(script), "--output-dir", str(tmp_path / "run")],
+                env={**os.environ, "TF_CONFIG": json.dumps(config), "PYTHONUNBUFFERED": "1"},
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        for line in workers[1].stdout:
+            if line == "hanging\n":
+                break
+        hung = time.monotonic()
+        _, err = workers[0].communicate(timeout=60)
+        waited = time.monotonic() - hung
+    finally:
+        for worker in workers:
+            worker.kill()
+    assert workers[0].returncode == 1
+    assert err.splitlines()[-1] == ("error: a peer worker died or hung (DeadlineExceededError); "
+                                    "restart every worker to resume")
+    assert 5 <= waited < 5 + 20
