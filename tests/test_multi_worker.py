@@ -10,6 +10,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -20,15 +21,16 @@ import yaml
 
 from conftest import ROOT, base_spec, run_tfgen
 from tfgen.launch import free_ports
+from tfgen.manifest import SRUN
 
 pytestmark = pytest.mark.slow
-EPOCHS = 4
+EPOCHS = 2
 
 
 def _spec(**strategy):
     spec = base_spec(strategy={"type": "multi_worker_mirrored", "communication": "ring", **strategy},
-                     deterministic=True, checkpoint={"every_steps": 16})
-    spec["data"]["train"]["source"]["examples"] = 2048  # 64 steps of 32 per epoch
+                     deterministic=True, checkpoint={"every_steps": 8})
+    spec["data"]["train"]["source"]["examples"] = 1024  # 32 steps of 32 per epoch
     spec["train"] = {"epochs": EPOCHS, "steps_per_execution": 4}
     return spec
 
@@ -92,7 +94,7 @@ def reference(tmp_path_factory):
     with Launch("--workers", 2, script, "--", "--output-dir", folder / "reference") as launch:
         code, out = launch.finish()
     assert code == 0, out[-3000:]
-    assert sorted(re.findall(r"\[(\d)\] Epoch 4/4", out)) == ["0", "1"]
+    assert sorted(re.findall(r"\[(\d)\] Epoch 2/2", out)) == ["0", "1"]
     return script, _weights(folder / "reference")
 
 
@@ -102,24 +104,23 @@ def test_sigterm_and_sigkill_are_survived_with_the_weights_of_an_uninterrupted_r
     # SIGTERM to worker 1 alone (a preemption notice) mid-epoch: both save the same step, the
     # group restarts and resumes; then SIGKILL to the chief: restarted again, from its last checkpoint.
     with Launch("--workers", 2, "--max-restarts", 2, script, "--", "--output-dir", output) as launch:
-        launch.until(r"\[\d\] Epoch 2/4")
-        time.sleep(0.3)
+        launch.until(r"\[\d\] Epoch 1/2")
+        time.sleep(0.2)
         os.kill(launch.pids[1], signal.SIGTERM)
         launch.until(r"worker \d exited with 143; restarting the group \(1/2\)")
-        launch.until(r"\[\d\] Epoch 3/4")
-        time.sleep(0.3)
+        launch.until(r"\[0\] Resuming from .*\(epoch 2, step [1-9]\d*\)")  # mid-epoch
+        time.sleep(0.2)
         os.kill(launch.pids[0], signal.SIGKILL)
         launch.until(r"worker 0 was killed by SIGKILL; restarting the group \(2/2\)")
         code, out = launch.finish()
     assert code == 0, out[-3000:]
-    stops = re.findall(r"\[(\d)\] Stopped by SIGTERM at epoch 3, step (\d+)/64", out)
-    assert sorted(stops) == [("0", stops[0][1]), ("1", stops[0][1])] and 0 < int(stops[0][1]) < 64, out[-3000:]
-    assert len(re.findall(r"\[0\] Resuming from .*\(epoch 3, step [1-9]\d*\)", out)) == 1  # mid-epoch
+    stops = re.findall(r"\[(\d)\] Stopped by SIGTERM at epoch 2, step (\d+)/32", out)
+    assert sorted(stops) == [("0", stops[0][1]), ("1", stops[0][1])] and 0 < int(stops[0][1]) < 32, out[-3000:]
     assert len(re.findall(r"\[0\] Resuming from", out)) == 2
     for a, b in zip(expected, _weights(output)):
         np.testing.assert_array_equal(a, b)
     rows = [json.loads(line) for line in (output / "history.jsonl").read_text().splitlines()]
-    assert [row["epoch"] for row in rows] == [1, 2, 3, 4]
+    assert [row["epoch"] for row in rows] == [1, 2]
 
 
 HANG = """
@@ -168,3 +169,51 @@ def test_a_worker_whose_peer_hangs_fails_within_the_collective_timeout(tmp_path)
     assert err.splitlines()[-1] == ("error: a peer worker died or hung (DeadlineExceededError); "
                                     "restart every worker to resume")
     assert 5 <= waited < 5 + 20
+
+
+def _free_pair():
+    """A port p with p + 1 free too (SlurmClusterResolver numbers a node's tasks from its port)."""
+    for _ in range(20):
+        port = free_ports(1)[0]
+        try:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", port + 1))
+            return port
+        except OSError:
+            continue
+    raise AssertionError("no two adjacent free ports")
+
+
+def test_tfjob_and_slurm_environments_train_to_the_weights_of_tfgen_launch(reference):
+    """Each manifest's command, in the environment it gives its processes, recreated on localhost."""
+    script, expected = reference
+    folder = script.parent.parent
+    manifest = lambda *args: run_tfgen("manifest", str(folder / "mw.yaml"), "--workers", "2", *args, cwd=folder)
+    job = yaml.safe_load(manifest("--kind", "tfjob", "--image", "any", "--command",
+                                  "python generated/mw.py --output-dir tfjob").stdout)
+    (container,) = job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"]
+    hosts = [f"127.0.0.1:{port}" for port in free_ports(2)]  # the operator's <job>-worker-<i>:2222
+    python = {"PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}  # the image's python
+    processes = []
+    for index in range(2):
+        config = {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": index}, "environment": "cloud"}
+        processes.append(subprocess.Popen(container["command"], cwd=folder, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.PIPE, text=True,
+                                          env={**os.environ, **python, "TF_CONFIG": json.dumps(config)}))
+    sbatch = manifest("--kind", "slurm", "--port", str(_free_pair()), "--command",
+                      "python generated/mw.py --output-dir slurm").stdout
+    (folder / "task.sh").write_text(sbatch.replace(SRUN, "task"))  # what srun runs on each task
+    for procid in range(2):  # two tasks on one node, as Slurm would set their variables
+        slurm = {"SLURM_PROCID": str(procid), "SLURM_STEP_NUM_TASKS": "2", "SLURM_STEP_NODELIST": "localhost",
+                 "SLURM_STEP_TASKS_PER_NODE": "2"}
+        processes.append(subprocess.Popen(["bash", str(folder / "task.sh")], cwd=folder, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.PIPE, text=True, env={**os.environ, **python, **slurm}))
+    try:
+        errors = [p.communicate(timeout=240)[1] for p in processes]
+    finally:
+        for p in processes:
+            p.kill()
+    assert [p.returncode for p in processes] == [0] * 4, [e[-2000:] for e in errors]
+    for run in ("tfjob", "slurm"):
+        for a, b in zip(expected, _weights(folder / run)):
+            np.testing.assert_array_equal(a, b)

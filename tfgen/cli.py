@@ -65,6 +65,9 @@ def _add_cluster_commands(commands) -> None:
     config = commands.add_parser("tf-config", help="print the TF_CONFIG of one worker of a host list")
     config.add_argument("--hosts", required=True, metavar="H:P,...", help="every worker's host:port")
     config.add_argument("--index", required=True, type=int, metavar="I", help="this worker's place in the list")
+    from .manifest import add_parser
+
+    add_parser(commands)
 
 
 def _add_set(command: argparse.ArgumentParser) -> None:
