@@ -126,3 +126,14 @@ def test_sigint_to_the_launcher_reaches_every_worker_then_sigkill_after_the_grac
     assert "SIGINT: asking every worker to save and stop (SIGKILL after 1 s)" in err
     assert "[0] saved 0" in out
     assert ("[1] saved 1" in out) != stubborn
+
+
+@pytest.mark.slow
+def test_the_multi_host_form_runs_one_worker_with_that_hosts_tf_config(tmp_path):
+    hosts = "10.0.0.1:2222,10.0.0.2:2222"
+    launcher = _launch(tmp_path, "--hosts", hosts, "--index", "1", str(tmp_path / "toy.py"), "--", "ok",
+                       str(tmp_path / "seen"))
+    out, err = launcher.communicate(timeout=30)
+    assert launcher.returncode == 0, err
+    assert out.splitlines() == ["[1] worker 1 attempt 0", "[1] finished 1"]
+    assert _configs(tmp_path) == {"0-1": {"cluster": {"worker": hosts.split(",")}, "task": {"type": "worker", "index": 1}}}

@@ -217,3 +217,57 @@ def test_tfjob_and_slurm_environments_train_to_the_weights_of_tfgen_launch(refer
     for run in ("tfjob", "slurm"):
         for a, b in zip(expected, _weights(folder / run)):
             np.testing.assert_array_equal(a, b)
+
+
+SEEN = """
+import importlib.util, json, os, sys
+import tensorflow as tf
+spec = importlib.util.spec_from_file_location("script", sys.argv[1])
+script = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(script)
+seen, train_step = [], script.Trainer.train_step
+def recording(self, features, targets):  # the example ids this worker trains on
+    tf.py_function(lambda ids: seen.extend(ids.numpy().ravel().tolist()) or 0, [features["features"]], tf.int32)
+    return train_step(self, features, targets)
+script.Trainer.train_step = recording
+script.main(sys.argv[3:])
+index = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
+with open(f"{sys.argv[2]}/seen-{index}.json", "w") as handle:
+    json.dump([int(i) for i in seen], handle)
+"""
+IDS = """
+import numpy as np
+
+def load():  # example i has feature i (and a label of i % 3)
+    ids = np.arange(256, dtype="float32")
+    return {"features": ids[:, None]}, {"label": (np.arange(256) % 3).astype("int32")}
+"""
+
+
+@pytest.mark.parametrize("in_memory", [True, False])
+def test_over_one_epoch_the_workers_together_train_on_every_example_once(tmp_path, in_memory):
+    spec = _spec()
+    spec["model"]["inputs"] = {"features": {"shape": [1]}}
+    spec["data"] = {"train": {"source": {"type": "python", "function": "ids:load"}, "batch_size": 32,
+                              "shuffle": 256, "in_memory": in_memory}}
+    spec["metrics"] = {}
+    script = _build(tmp_path, spec, "ids")
+    (tmp_path / "ids.py").write_text(IDS)
+    (tmp_path / "seen.py").write_text(SEEN)
+    hosts = [f"127.0.0.1:{port}" for port in free_ports(2)]
+    workers = []
+    try:
+        for index in range(2):
+            config = {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": index}}
+            workers.append(subprocess.Popen(
+                [sys.executable, str(tmp_path / "seen.py"), str(script), str(tmp_path), "--epochs", "1",
+                 "--output-dir", str(tmp_path / "run")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                env={**os.environ, "TF_CONFIG": json.dumps(config), "PYTHONPATH": str(tmp_path)}))
+        errors = [worker.communicate(timeout=120)[1] for worker in workers]
+    finally:
+        for worker in workers:
+            worker.kill()
+    assert [worker.returncode for worker in workers] == [0, 0], [e[-2000:] for e in errors]
+    seen = [json.loads((tmp_path / f"seen-{index}.json").read_text()) for index in range(2)]
+    assert len(seen[0]) == len(seen[1]) == 128  # an even share each
+    assert sorted(seen[0] + seen[1]) == list(range(256))
