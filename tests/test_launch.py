@@ -16,6 +16,7 @@ from tfgen.cli import main
 
 # A worker that reports its TF_CONFIG, then does what argv[1] says.
 TOY = """
+# Stands in for a script of a multi_worker_mirrored spec (tf.distribute.MultiWorkerMirroredStrategy).
 import json, os, signal, sys, time
 config = json.loads(os.environ["TF_CONFIG"])
 index, mode, folder = config["task"]["index"], sys.argv[1], sys.argv[2]
@@ -51,9 +52,12 @@ def test_tf_config_of_one_host(capsys):
     (["launch", "--workers", "2", "--hosts", "h:1", "toy.py"], "give --workers N (this host) or --hosts"),
     (["launch", "--hosts", "h:1,g:2", "toy.py"], "--hosts needs --index I"),
     (["launch", "--workers", "0", "toy.py"], "--workers must be at least 1"),
+    (["launch", "--workers", "2", "--max-restarts", "-1", "toy.py"], "--max-restarts and --grace must not be negative"),
     (["launch", "--workers", "2", "no_such_script.py"], "no_such_script.py: no such script"),
+    (["launch", "--workers", "2", "generated/digits.py"], "generated/digits.py does not use multi_worker_mirrored"),
 ])
-def test_usage_errors_are_one_line_and_exit_2(argv, message, capsys):
+def test_usage_errors_are_one_line_and_exit_2(argv, message, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.splitlines()) == 1

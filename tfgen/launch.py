@@ -110,9 +110,10 @@ class Group:
         return any(process.poll() is None for process in self.processes.values())
 
     def signal(self, number: int) -> None:
+        """Signal every running worker's process group (as a terminal would: its children too)."""
         for process in self.processes.values():
             if process.poll() is None:
-                process.send_signal(number)
+                os.killpg(process.pid, number)
 
     def stop(self, grace: float) -> None:
         """Wait up to `grace` seconds for the workers to exit, then SIGKILL the rest; drain output."""
@@ -155,6 +156,8 @@ def launch(script: Path, args: list[str], hosts: list[str], indices: list[int], 
     """
     if not script.is_file():
         raise UsageError(f"{script}: no such script")
+    if len(hosts) > 1 and "MultiWorkerMirroredStrategy" not in script.read_text(encoding="utf-8", errors="replace"):
+        raise UsageError(f"{script} does not use multi_worker_mirrored: its workers would train separately")
     command = [sys.executable, str(script), *args]
     attempt = 0
     with Interrupts() as interrupts:
@@ -202,6 +205,8 @@ def wait(group: Group, interrupts: Interrupts, grace: float) -> tuple[int, int] 
 def run(args) -> int:
     """`tfgen launch` from its parsed arguments."""
     script_args = args.args[1:] if args.args[:1] == ["--"] else args.args
+    if args.max_restarts < 0 or args.grace < 0:
+        raise UsageError("--max-restarts and --grace must not be negative")
     if (args.workers is None) == (args.hosts is None):
         raise UsageError("give --workers N (this host) or --hosts H:P,... with --index I (one host of many)")
     if args.workers is not None:
