@@ -120,7 +120,7 @@ def add_parser(commands) -> None:
     manifest.add_argument("spec", type=Path, metavar="SPEC", help="a spec with strategy type multi_worker_mirrored")
     manifest.add_argument("--kind", required=True, choices=("tfjob", "slurm"))
     manifest.add_argument("--workers", required=True, type=int, metavar="N", help="worker processes (one per node)")
-    manifest.add_argument("--command", dest="worker_command", help="what each worker runs (default: python generated/SPEC_STEM.py)")
+    manifest.add_argument("--command", dest="worker_command", metavar="COMMAND", help="what each worker runs (default: python generated/SPEC_STEM.py)")
     manifest.add_argument("--image", help="tfjob: the container image (holding the script and tfgen_runtime.py)")
     manifest.add_argument("--cpus", type=int, help="CPUs per worker")
     manifest.add_argument("--memory", help="memory per worker, e.g. 8Gi (tfjob) or 8G (slurm)")
