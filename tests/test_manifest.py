@@ -49,6 +49,7 @@ def test_the_sbatch_script_is_valid_bash_with_one_task_per_node():
 @pytest.mark.parametrize("argv, message", [
     (["--kind", "tfjob", "--workers", "2"], "tfgen: error: --kind tfjob needs --image"),
     (["--kind", "slurm", "--workers", "0"], "tfgen: error: --workers must be at least 1"),
+    (["--kind", "slurm", "--workers", "2", "--gpus", "-1"], "tfgen: error: --gpus, --cpus and --max-restarts must"),
 ])
 def test_usage_errors(argv, message, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)

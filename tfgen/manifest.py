@@ -40,6 +40,8 @@ def run(args) -> int:
 
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
+    if min(args.gpus, args.max_restarts, args.cpus or 1) < 0:
+        raise UsageError("--gpus, --cpus and --max-restarts must not be negative")
     if args.kind == "tfjob" and not args.image:
         raise UsageError("--kind tfjob needs --image: one holding the generated script and tfgen_runtime.py")
     shown = display_path(args.spec)
