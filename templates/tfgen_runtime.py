@@ -703,15 +703,25 @@ class StopSignals:
             signal.signal(sig, handler)
 
     def save_and_exit_if_asked(self, trainer, epoch, step, steps_per_epoch):
-        """After a signal: save a checkpoint at this step, exit with 128 + signal."""
-        if not self.received:
+        """After a signal to any worker: all save a checkpoint at this step, exit 128 + signal."""
+        number = self.agreed(trainer.strategy)
+        if not number:
             return
         trainer.state.step_in_epoch.assign(step)
         saved = trainer.manager.save(checkpoint_number=trainer.state.steps_run.numpy())
-        name, at = signal.Signals(self.received[0]).name, f"{step}/{steps_per_epoch}"
+        name, at = signal.Signals(number).name, f"{step}/{steps_per_epoch}"
         again = "run the same command again to resume."
         print(f"Stopped by {name} at epoch {epoch}, step {at}: saved {saved}; {again}")
-        sys.exit(128 + self.received[0])
+        sys.exit(128 + number)
+
+    def agreed(self, strategy):
+        """The signal noted here or (multi-worker: one all-reduce) by any worker; 0: none."""
+        signals = (signal.SIGTERM, signal.SIGINT)  # a preemption notice first
+        noted = [float(n in self.received) for n in signals]
+        if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+            flags = strategy.experimental_distribute_values_from_function(lambda _: tf.constant(noted))
+            noted = strategy.reduce("SUM", flags, axis=None).numpy()
+        return next((n for n, count in zip(signals, noted) if count), 0)
 
 
 def progress_bar(steps):
@@ -738,6 +748,11 @@ def run(main):
     """
     try:
         main()
+    except (tf.errors.UnavailableError, tf.errors.DeadlineExceededError) as error:
+        if "--debug" in sys.argv or os.environ.get("TFGEN_DEBUG"):
+            raise
+        why = f"a peer worker died or hung ({type(error).__name__})"
+        sys.exit(f"error: {why}; restart every worker to resume")
     except (UserError, OSError, FloatingPointError, tf.errors.InvalidArgumentError) as error:
         lines = str(error).splitlines() or [type(error).__name__]
         # A label check in the graph (streamed data) names the target in its message;

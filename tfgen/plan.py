@@ -33,7 +33,7 @@ SCRIPT_NAMES = frozenset(
     INPUTS TARGETS SYNTHETIC_TRAIN_EXAMPLES SYNTHETIC_VALIDATION_EXAMPLES STEPS_PER_EXECUTION
     ACCUMULATION_STEPS EXAMPLES_PER_UPDATE LOSS_WEIGHTS CLIP_LIMIT VALIDATION_EVERY
     VALIDATION_STEPS CHECKPOINT_EVERY_EPOCHS CHECKPOINT_EVERY_STEPS CHECKPOINTS_TO_KEEP
-    LOG_EVERY_STEPS PROFILE_START_STEP PROFILE_STEPS LOSSES ADAPT_BATCHES np
+    LOG_EVERY_STEPS PROFILE_START_STEP PROFILE_STEPS LOSSES ADAPT_BATCHES COLLECTIVE_TIMEOUT_SECONDS np
     load_data load_npz load_tfrecord load_keras_dataset train_pipeline
     validation_pipeline build_datasets build_preprocessing build_augmentation build_model
     build_optimizer WarmUp ScaledOnPlateau build_metrics per_example_losses mean_per_example
@@ -297,6 +297,7 @@ class DistributionView:
     device: str
     devices: str | None
     communication: str
+    timeout: float | None  # multi_worker_mirrored: seconds a collective may wait for a peer
 
     @property
     def multi_replica(self) -> bool:
@@ -413,6 +414,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
             device=literal(spec.strategy.device),
             devices=literal(spec.strategy.devices) if spec.strategy.devices else None,
             communication=spec.strategy.communication.upper(),
+            timeout=spec.strategy.timeout_seconds if spec.strategy.type == "multi_worker_mirrored" else None,
         ),
         step=_step(spec, outputs),
         trackers=_trackers(spec),

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
+from pydantic import (
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    field_validator,
+    model_validator,
+)
 
 from .base import KerasObject, StrictModel
 
@@ -91,6 +100,32 @@ class Strategy(StrictModel):
     device: str | None = Field(None, description="one_device: the device, e.g. /gpu:0")
     devices: list[str] | None = Field(None, description="mirrored: the devices (default: all visible GPUs, else the CPU)")
     communication: Literal["auto", "ring", "nccl"] = Field("auto", description="multi_worker_mirrored: collective implementation")
+    timeout_seconds: PositiveFloat | None = Field(
+        600.0, description="multi_worker_mirrored: a collective waiting longer for a peer fails the worker (null: wait forever)"
+    )
+
+    SUPPORTED: ClassVar[tuple[str, ...]] = ("default", "one_device", "mirrored", "multi_worker_mirrored")
+    # tf.distribute strategies tfgen writes no loop for, and why.
+    UNSUPPORTED: ClassVar[dict[str, str]] = {
+        "parameterserver": "ParameterServerStrategy: asynchronous training needs a ClusterCoordinator loop",
+        "centralstorage": "CentralStorageStrategy: deprecated in TensorFlow",
+        "tpu": "TPUStrategy: tfgen's loops are not run on TPUs by its tests",
+    }
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _supported(cls, value: Any) -> Any:
+        """A strategy tfgen does not write is named as such, with the ones it does."""
+        if not isinstance(value, str) or value in cls.SUPPORTED:
+            return value
+        key = re.sub(r"[^a-z]", "", value.lower()).removesuffix("strategy")
+        supported = ", ".join(cls.SUPPORTED)
+        if key in cls.UNSUPPORTED:
+            raise ValueError(f"`{value}` is not supported ({cls.UNSUPPORTED[key]}); supported strategies: {supported}")
+        spelled = [name for name in cls.SUPPORTED if name.replace("_", "") == key]
+        if spelled:
+            raise ValueError(f"`{value}` is written `{spelled[0]}` here; supported strategies: {supported}")
+        return value
 
     @model_validator(mode="after")
     def _fields_of_type(self) -> "Strategy":
@@ -102,6 +137,8 @@ class Strategy(StrictModel):
             raise ValueError("`type: one_device` needs a `device`, e.g. /cpu:0 or /gpu:0")
         if self.communication != "auto" and self.type != "multi_worker_mirrored":
             raise ValueError("`communication` is for `type: multi_worker_mirrored`")
+        if "timeout_seconds" in self.model_fields_set and self.type != "multi_worker_mirrored":
+            raise ValueError("`timeout_seconds` is for `type: multi_worker_mirrored`")
         return self
 
 

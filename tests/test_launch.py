@@ -1,0 +1,143 @@
+"""`tfgen launch` and `tfgen tf-config`: the launcher's own behaviour, with tiny worker scripts (no TensorFlow)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import ROOT, import_blocker
+
+from tfgen.cli import main
+
+# A worker that reports its TF_CONFIG, then does what argv[1] says.
+TOY = """
+# Stands in for a script of a multi_worker_mirrored spec (tf.distribute.MultiWorkerMirroredStrategy).
+import json, os, signal, sys, time
+config = json.loads(os.environ["TF_CONFIG"])
+index, mode, folder = config["task"]["index"], sys.argv[1], sys.argv[2]
+attempt = len(os.listdir(folder)) // len(config["cluster"]["worker"])
+open(os.path.join(folder, f"{attempt}-{index}"), "w").write(os.environ["TF_CONFIG"])
+print(f"worker {index} attempt {attempt}", flush=True)
+print(f"a line on stderr from {index}", file=sys.stderr, flush=True)
+if mode == "fail" and index == 1 and attempt < int(sys.argv[3]):
+    time.sleep(0.5)
+    sys.exit(3)
+if mode == "interrupt":
+    stubborn = index == 1 and sys.argv[3] == "stubborn"
+    signal.signal(signal.SIGINT, signal.SIG_IGN if stubborn else lambda *a: sys.exit(print(f"saved {index}") or 130))
+    print("ready", flush=True)
+    time.sleep(60)
+if mode == "fail" and index == 2:
+    time.sleep(5)
+print(f"finished {index}", flush=True)
+"""
+
+
+def test_tf_config_of_one_host(capsys):
+    assert main(["tf-config", "--hosts", "h1:2222,h2:2222", "--index", "1"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "cluster": {"worker": ["h1:2222", "h2:2222"]}, "task": {"type": "worker", "index": 1}}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["tf-config", "--hosts", "h1:2222,h2", "--index", "0"], "--hosts: `h2` is not host:port"),
+    (["tf-config", "--hosts", "h1:2222,h1:2222", "--index", "0"], "--hosts: an address appears twice"),
+    (["tf-config", "--hosts", "h1:2222,h2:2222", "--index", "2"], "--index 2 is not in 0..1"),
+    (["launch", "toy.py"], "give --workers N (this host) or --hosts"),
+    (["launch", "--workers", "2", "--hosts", "h:1", "toy.py"], "give --workers N (this host) or --hosts"),
+    (["launch", "--hosts", "h:1,g:2", "toy.py"], "--hosts needs --index I"),
+    (["launch", "--workers", "0", "toy.py"], "--workers must be at least 1"),
+    (["launch", "--workers", "2", "--max-restarts", "-1", "toy.py"], "--max-restarts and --grace must not be negative"),
+    (["launch", "--workers", "2", "no_such_script.py"], "no_such_script.py: no such script"),
+    (["launch", "--workers", "2", "generated/digits.py"], "generated/digits.py does not use multi_worker_mirrored"),
+])
+def test_usage_errors_are_one_line_and_exit_2(argv, message, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.splitlines()) == 1
+
+
+def _launch(tmp_path, *args, env=None):
+    (tmp_path / "toy.py").write_text(TOY)
+    (tmp_path / "seen").mkdir(exist_ok=True)
+    return subprocess.Popen([sys.executable, "-m", "tfgen", "launch", *args], cwd=ROOT, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
+
+
+def _configs(tmp_path):
+    return {p.name: json.loads(p.read_text()) for p in sorted((tmp_path / "seen").iterdir())}
+
+
+@pytest.mark.slow
+def test_three_workers_get_their_tf_config_and_prefixed_output_without_tensorflow(tmp_path):
+    blocked = import_blocker(tmp_path / "block")
+    launcher = _launch(tmp_path, "--workers", "3", str(tmp_path / "toy.py"), "--", "ok", str(tmp_path / "seen"),
+                       env=blocked)
+    out, err = launcher.communicate(timeout=30)
+    assert launcher.returncode == 0, err
+    assert sorted(out.splitlines()) == sorted([f"[{i}] worker {i} attempt 0" for i in range(3)]
+                                              + [f"[{i}] finished {i}" for i in range(3)])
+    assert {f"[{i}] a line on stderr from {i}" for i in range(3)} <= set(err.splitlines())
+    configs = _configs(tmp_path)
+    cluster = configs["0-0"]["cluster"]["worker"]
+    assert len(set(cluster)) == 3 and all(host.startswith("127.0.0.1:") for host in cluster)
+    assert [configs[f"0-{i}"] for i in range(3)] == [
+        {"cluster": {"worker": cluster}, "task": {"type": "worker", "index": i}} for i in range(3)]
+
+
+@pytest.mark.slow
+def test_a_failure_stops_the_group_and_gives_the_workers_exit_code(tmp_path):
+    started = time.monotonic()
+    launcher = _launch(tmp_path, "--workers", "3", str(tmp_path / "toy.py"), "--", "fail", str(tmp_path / "seen"), "1")
+    out, err = launcher.communicate(timeout=30)
+    assert launcher.returncode == 3
+    assert "[0] finished 0" in out and "finished 1" not in out
+    assert "finished 2" not in out and time.monotonic() - started < 4  # worker 2 was stopped, not waited for
+    assert "tfgen launch: worker 1 exited with 3; stopped the group (no restarts left)" in err
+
+
+@pytest.mark.slow
+def test_restarts_run_the_whole_group_again_on_fresh_ports(tmp_path):
+    launcher = _launch(tmp_path, "--workers", "2", "--max-restarts", "2", str(tmp_path / "toy.py"), "--", "fail",
+                       str(tmp_path / "seen"), "2")
+    out, err = launcher.communicate(timeout=30)
+    assert launcher.returncode == 0, err
+    assert "restarting the group (1/2)" in err and "restarting the group (2/2)" in err
+    assert "[1] worker 1 attempt 2" in out and "[1] finished 1" in out
+    configs = _configs(tmp_path)
+    assert sorted(configs) == [f"{a}-{i}" for a in range(3) for i in range(2)]
+    clusters = {json.dumps(configs[f"{a}-0"]["cluster"]) for a in range(3)}
+    assert len(clusters) == 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stubborn", [False, True])
+def test_sigint_to_the_launcher_reaches_every_worker_then_sigkill_after_the_grace(tmp_path, stubborn):
+    launcher = _launch(tmp_path, "--workers", "2", "--grace", "1", str(tmp_path / "toy.py"), "--", "interrupt",
+                       str(tmp_path / "seen"), "stubborn" if stubborn else "polite")
+    ready = 0
+    while ready < 2:
+        ready += launcher.stdout.readline().endswith("ready\n")
+    launcher.send_signal(signal.SIGINT)
+    out, err = launcher.communicate(timeout=30)
+    assert launcher.returncode == 130
+    assert "SIGINT: asking every worker to save and stop (SIGKILL after 1 s)" in err
+    assert "[0] saved 0" in out
+    assert ("[1] saved 1" in out) != stubborn
+
+
+@pytest.mark.slow
+def test_the_multi_host_form_runs_one_worker_with_that_hosts_tf_config(tmp_path):
+    hosts = "10.0.0.1:2222,10.0.0.2:2222"
+    launcher = _launch(tmp_path, "--hosts", hosts, "--index", "1", str(tmp_path / "toy.py"), "--", "ok",
+                       str(tmp_path / "seen"))
+    out, err = launcher.communicate(timeout=30)
+    assert launcher.returncode == 0, err
+    assert out.splitlines() == ["[1] worker 1 attempt 0", "[1] finished 1"]
+    assert _configs(tmp_path) == {"0-1": {"cluster": {"worker": hosts.split(",")}, "task": {"type": "worker", "index": 1}}}
