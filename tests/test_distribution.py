@@ -102,7 +102,7 @@ def test_mixed_precision_trains(build_spec, tmp_path, precision):
 def test_float16_skips_a_non_finite_step_on_every_replica(build_spec, tmp_path):
     """A finite loss whose scaled float16 gradients overflow on replica 1 only: no weight may change
     on any replica (Keras 3.15 checks one replica's gradients)."""
-    (tmp_path / "planted.py").write_text(
+    (tmp_path / "planted_data.py").write_text(
         "import numpy as np\n\n"
         "def load():\n"
         "    rng = np.random.default_rng(0)\n"
@@ -111,7 +111,7 @@ def test_float16_skips_a_non_finite_step_on_every_replica(build_spec, tmp_path):
         "    return {'features': x}, {'label': rng.integers(0, 3, 64)}\n"
     )
     spec = _spec(precision="mixed_float16", strategy={"type": "mirrored"})
-    spec["data"] = {"train": {"source": {"type": "python", "function": "planted:load"}, "batch_size": 32}}
+    spec["data"] = {"train": {"source": {"type": "python", "function": "planted_data:load"}, "batch_size": 32}}
     spec["metrics"] = {}
     script = build_spec(spec, stem="planted")
     initial, final, history, _ = _harness(script, tmp_path, "planted", "--epochs", "1", "--steps-per-epoch", "1",

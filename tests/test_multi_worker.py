@@ -251,11 +251,11 @@ def load():  # example i has feature i (and a label of i % 3)
 def test_over_one_epoch_the_workers_together_train_on_every_example_once(tmp_path, in_memory):
     spec = _spec()
     spec["model"]["inputs"] = {"features": {"shape": [1]}}
-    spec["data"] = {"train": {"source": {"type": "python", "function": "ids:load"}, "batch_size": 32,
+    spec["data"] = {"train": {"source": {"type": "python", "function": "example_ids:load"}, "batch_size": 32,
                               "shuffle": 256, "in_memory": in_memory}}
     spec["metrics"] = {}
     script = _build(tmp_path, spec, "ids")
-    (tmp_path / "ids.py").write_text(IDS)
+    (tmp_path / "example_ids.py").write_text(IDS)
     (tmp_path / "seen.py").write_text(SEEN)
     hosts = [f"127.0.0.1:{port}" for port in free_ports(2)]
     workers = []
