@@ -267,3 +267,22 @@ def test_boundaries_and_vocabulary_survive_a_kill_and_are_never_adapted_again(tm
     assert report["adapt_calls"] == []
     assert report["learned"] == learned and report["exported"] == learned  # the same boundaries and vocabulary
     assert report["weights_bytes"] == expected["weights_bytes"]  # bit-identical to the uninterrupted run
+
+
+@pytest.mark.slow
+def test_under_mirrored_strategy_on_tf_data_a_resumed_run_puts_boundaries_and_vocabulary_back(tmp_path):
+    data = {**TABULAR["data"], "train": {**TABULAR["data"]["train"], "in_memory": False}}
+    overrides = {"train": {"epochs": 1}, "checkpoint": {"every_steps": 5, "keep": 2}, "data": data,
+                 "strategy": {"type": "mirrored"}, "model": {**TABULAR["model"], "layers": CHAINED}}
+    script, out = _build(tmp_path, "mirrored", overrides), tmp_path / "run"
+    killed = _run(script, tmp_path / "killed.json", "--output-dir", str(out), cpus=2, kill_after=2)
+    assert killed.returncode == -9 and killed.stdout.count("Adapted") == 3, killed.stderr[-3000:]
+    resumed = _run(script, tmp_path / "resumed.json", "--output-dir", str(out), cpus=2)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "2 replica(s)" in resumed.stdout and "Resuming from" in resumed.stdout and "Adapted" not in resumed.stdout
+    report = json.loads((tmp_path / "resumed.json").read_text())
+    assert report["adapt_calls"] == []
+    assert report["learned"]["adapted_integer_lookup"] == report["seen_learned"]["adapted_integer_lookup"]
+    np.testing.assert_allclose(report["learned"]["adapted_discretization"],
+                               report["seen_learned"]["adapted_discretization"], rtol=1e-5, atol=1e-6)
+    assert report["exported"] == report["learned"]
