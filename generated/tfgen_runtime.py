@@ -307,7 +307,7 @@ def learned(layer, restored=None):
         if restored is not None:
             layer.bin_boundaries = restored.tolist()
         return layer.bin_boundaries
-    if restored is not None:
+    if restored is not None and restored.size:  # Keras refuses an empty one
         layer.set_vocabulary(restored)
     return layer.get_vocabulary(include_special_tokens=False)
 

@@ -18,6 +18,7 @@ import yaml
 from conftest import ROOT, load_module, read_history
 
 from tfgen.plan import make_view
+from tfgen.rules import resolve_jit
 from tfgen.spec import Spec
 
 RUNNER = ROOT / "tests" / "adapt_runner.py"
@@ -230,6 +231,9 @@ def test_layers_that_learn_outside_variables_get_a_checkpointed_copy():
                                                model={**TABULAR["model"], "layers": CHAINED})),
                       spec_path="x.yaml", spec_sha256="0", version="0")
     assert [line.code.endswith("dtype='float32')") for line in mixed.model.trunk[:3]] == [True, True, False]
+    # XLA cannot compile IntegerLookup's hash table: `jit_compile: auto` is off with one.
+    assert resolve_jit(Spec.model_validate(dict(TABULAR, model={**TABULAR["model"], "layers": CHAINED}))) is False
+    assert resolve_jit(Spec.model_validate(TABULAR)) is True
 
 
 @pytest.mark.slow
