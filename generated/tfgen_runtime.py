@@ -296,10 +296,32 @@ def split_arrays(data, fraction, seed, stratify=False):
     return [tuple({k: a[rows] for k, a in d.items()} for d in data) for rows in parts]
 
 
+# What these learn outside variables (see `learned`): the checkpoint keeps a copy.
+KEPT_OUTSIDE = {"Discretization": tf.float32, "IntegerLookup": tf.int64}
+
+
+def learned(layer, restored=None):
+    """Bin boundaries or vocabulary; given `restored` (the checkpoint's copy, see
+    `kept_outside`), put it back first."""
+    if isinstance(layer, keras.layers.Discretization):
+        if restored is not None:
+            layer.bin_boundaries = restored.tolist()
+        return layer.bin_boundaries
+    if restored is not None and restored.size:  # Keras refuses an empty one
+        layer.set_vocabulary(restored)
+    return layer.get_vocabulary(include_special_tokens=False)
+
+
+def kept_outside(model, layers):
+    """An empty variable per adapted KEPT_OUTSIDE layer: the checkpoint's copy."""
+    kinds = {n: KEPT_OUTSIDE.get(type(model.get_layer(n)).__name__) for n in layers}
+    return {n: tf.Variable(tf.zeros(0, k), shape=[None]) for n, k in kinds.items() if k}
+
+
 def adapt(trainer, layers, batches):
     """Fit each adapted layer ({name: batches}) on what reaches it of the first `batches`,
-    once per run: a resumed run restored the statistics (model variables) instead."""
-    model = trainer.model
+    once per run: a resumed run restored them instead (model variables, or a copy)."""
+    model, kept = trainer.model, getattr(trainer.checkpoint, "adapted", {})
     for name, steps in layers.items():
         layer = model.get_layer(name)
         if trainer.restored is None:
@@ -308,7 +330,11 @@ def adapt(trainer, layers, batches):
                 inputs = [before(x, training=False) for x, _ in batches.take(steps)]
                 layer.adapt(inputs)
             print(f"Adapted {name} on {len(inputs)} training batches")
-        layer.finalize_state()  # `call` reads the statistics from tensors made here
+        if name in kept:
+            restored = kept[name].numpy() if trainer.restored else None
+            kept[name].assign(learned(layer, restored))
+        else:
+            layer.finalize_state()  # `call` reads the statistics from tensors made here
 
 
 def as_dataset(data):

@@ -39,13 +39,16 @@ def main() -> None:
         tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * options.cpus)
 
     calls = []
-    adapt = keras.layers.Normalization.adapt
 
-    def counting_adapt(layer, data):
-        calls.append(layer.name)
-        return adapt(layer, data)
+    def counting(adapt):
+        def counting_adapt(layer, data, *args, **kwargs):
+            calls.append(layer.name)
+            return adapt(layer, data, *args, **kwargs)
 
-    keras.layers.Normalization.adapt = counting_adapt
+        return counting_adapt
+
+    for kind in (keras.layers.Normalization, keras.layers.Discretization, keras.layers.IntegerLookup):
+        kind.adapt = counting(kind.adapt)
     if options.kill_after_saves:
         save, saves = tf.train.CheckpointManager.save, []
 
@@ -66,7 +69,8 @@ def main() -> None:
     module.build_model = lambda: built.append(build_model()) or built[-1]
     module.main(argv)
 
-    model, (name,) = built[-1], module.ADAPT_BATCHES
+    adapted = list(calls)  # what the script adapted (the checks below adapt fresh layers)
+    model, name = built[-1], next(iter(module.ADAPT_BATCHES))
     layer = model.get_layer(name)
     train, validation = module.load_data()
     # The raw training batches adaptation should have used: the first ones, never augmented.
@@ -75,7 +79,7 @@ def main() -> None:
     seen = np.concatenate([x["measurements"] for x, _ in batches])
     validation_rows = {row.tobytes() for row in validation[0]["measurements"]}
     report = {
-        "adapt_calls": calls,
+        "adapt_calls": adapted,
         "mean": layer.adapt_mean.numpy().tolist(),
         "variance": layer.adapt_variance.numpy().tolist(),
         "applied_mean": np.asarray(layer.mean).ravel().tolist(),  # what `call` uses
@@ -86,8 +90,39 @@ def main() -> None:
         "weights": [float(np.asarray(w, np.float64).sum()) for w in model.get_weights()],
         "weights_bytes": [np.asarray(w).tobytes().hex() for w in model.get_weights()],
     }
+    report.update(kept_outside(model, module, (train, validation), unaugmented, argv))
     with open(options.report, "w") as handle:
         json.dump(report, handle)
+
+
+def kept_outside(model, module, data, unaugmented, argv):
+    """For each adapted Discretization/IntegerLookup: what it learned, what a fresh layer learns
+    from the same training batches (and from the validation rows), and what model.keras holds."""
+    import keras
+
+    train, validation = data
+
+    def learned(layer):
+        if isinstance(layer, keras.layers.Discretization):
+            return [float(b) for b in layer.bin_boundaries]
+        return [int(t) for t in layer.get_vocabulary()]
+
+    report = {"learned": {}, "seen_learned": {}, "validation_learned": {}, "exported": {}}
+    exported = os.path.join(argv[argv.index("--output-dir") + 1], "model.keras")
+    saved = keras.saving.load_model(exported) if os.path.exists(exported) else None
+    for name, steps in module.ADAPT_BATCHES.items():
+        layer = model.get_layer(name)
+        if isinstance(layer, keras.layers.Normalization):
+            continue
+        before = keras.Model(model.input, layer.input)
+        config = {k: v for k, v in layer.get_config().items() if k not in ("bin_boundaries", "vocabulary_size", "name")}
+        fresh = [type(layer).from_config(config) for _ in range(2)]
+        fresh[0].adapt([before(x, training=False) for x, _ in module.train_pipeline(train, **unaugmented).take(steps)])
+        fresh[1].adapt([before(validation[0], training=False)])
+        report["learned"][name] = learned(layer)
+        report["seen_learned"][name], report["validation_learned"][name] = learned(fresh[0]), learned(fresh[1])
+        report["exported"][name] = learned(saved.get_layer(name)) if saved else None
+    return report
 
 
 if __name__ == "__main__":

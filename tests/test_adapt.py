@@ -18,6 +18,7 @@ import yaml
 from conftest import ROOT, load_module, read_history
 
 from tfgen.plan import make_view
+from tfgen.rules import resolve_jit
 from tfgen.spec import Spec
 
 RUNNER = ROOT / "tests" / "adapt_runner.py"
@@ -213,3 +214,79 @@ def test_multi_worker_workers_each_adapt_once_to_the_same_statistics(tmp_path):
     assert reports[0]["mean"] == reports[1]["mean"] and reports[0]["variance"] == reports[1]["variance"]
     np.testing.assert_allclose(reports[0]["mean"], reports[0]["seen_mean"], rtol=1e-4)
     assert reports[0]["weights_bytes"] == reports[1]["weights_bytes"]  # the replicas stayed in sync
+
+
+CHAINED = [{"type": "Normalization", "adapt": True},
+           {"type": "Discretization", "num_bins": 8, "adapt": {"batches": 6}},  # on standardised values
+           {"type": "IntegerLookup", "adapt": True},  # on the bin indices; 8 tokens + 1 out-of-vocabulary index
+           {"type": "Embedding", "input_dim": 9, "output_dim": 2}, "Flatten",
+           {"type": "Dense", "units": 8, "activation": "relu"}]
+
+
+def test_layers_that_learn_outside_variables_get_a_checkpointed_copy():
+    view = _view(CHAINED)
+    assert view.model.kept_outside and not _view(TABULAR["model"]["layers"]).model.kept_outside
+    assert list(view.model.adapted) == ["adapted_normalization", "adapted_discretization", "adapted_integer_lookup"]
+    mixed = make_view(Spec.model_validate(dict(TABULAR, precision="mixed_float16",
+                                               model={**TABULAR["model"], "layers": CHAINED})),
+                      spec_path="x.yaml", spec_sha256="0", version="0")
+    assert [line.code.endswith("dtype='float32')") for line in mixed.model.trunk[:3]] == [True, True, False]
+    # XLA cannot compile IntegerLookup's hash table: `jit_compile: auto` is off with one.
+    assert resolve_jit(Spec.model_validate(dict(TABULAR, model={**TABULAR["model"], "layers": CHAINED}))) is False
+    assert resolve_jit(Spec.model_validate(TABULAR)) is True
+
+
+@pytest.mark.slow
+def test_boundaries_and_vocabulary_survive_a_kill_and_are_never_adapted_again(tmp_path):
+    """Discretization's bin boundaries and IntegerLookup's vocabulary live outside Keras variables:
+    the script keeps a copy in the checkpoint. A killed run resumes with the same ones (no second
+    adapt), ends bit-identical to the uninterrupted run, and its model.keras holds them."""
+    overrides = {"deterministic": True, "train": {"epochs": 2}, "checkpoint": {"every_steps": 10, "keep": 2},
+                 "model": {**TABULAR["model"], "layers": CHAINED}}
+    script = _build(tmp_path, "chained", overrides)
+    assert "rt.kept_outside(self.model, ADAPT_BATCHES)" in script.read_text()
+    straight = _run(script, tmp_path / "straight.json", "--output-dir", str(tmp_path / "straight"))
+    assert straight.returncode == 0, straight.stderr[-3000:]
+    assert "Adapted adapted_discretization on 6 training batches" in straight.stdout
+    assert "Adapted adapted_integer_lookup on 14 training batches" in straight.stdout
+    expected = json.loads((tmp_path / "straight.json").read_text())
+    assert expected["adapt_calls"] == ["adapted_normalization", "adapted_discretization", "adapted_integer_lookup"]
+    learned = expected["learned"]
+    assert len(learned["adapted_discretization"]) == 7 and len(learned["adapted_integer_lookup"]) == 9
+    # Fitted on what reaches each layer of the first training batches, never on validation rows.
+    np.testing.assert_allclose(learned["adapted_discretization"], expected["seen_learned"]["adapted_discretization"],
+                               rtol=1e-5, atol=1e-6)
+    assert learned["adapted_integer_lookup"] == expected["seen_learned"]["adapted_integer_lookup"]
+    assert learned["adapted_discretization"] != expected["validation_learned"]["adapted_discretization"]
+    assert expected["exported"] == learned  # model.keras holds them
+
+    out = tmp_path / "killed"
+    killed = _run(script, tmp_path / "killed.json", "--output-dir", str(out), kill_after=2)
+    assert killed.returncode == -9, killed.stderr[-3000:]
+    assert not (out / "model.keras").exists()
+    resumed = _run(script, tmp_path / "resumed.json", "--output-dir", str(out))
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "Resuming from" in resumed.stdout and "Adapted" not in resumed.stdout
+    report = json.loads((tmp_path / "resumed.json").read_text())
+    assert report["adapt_calls"] == []
+    assert report["learned"] == learned and report["exported"] == learned  # the same boundaries and vocabulary
+    assert report["weights_bytes"] == expected["weights_bytes"]  # bit-identical to the uninterrupted run
+
+
+@pytest.mark.slow
+def test_under_mirrored_strategy_on_tf_data_a_resumed_run_puts_boundaries_and_vocabulary_back(tmp_path):
+    data = {**TABULAR["data"], "train": {**TABULAR["data"]["train"], "in_memory": False}}
+    overrides = {"train": {"epochs": 1}, "checkpoint": {"every_steps": 5, "keep": 2}, "data": data,
+                 "strategy": {"type": "mirrored"}, "model": {**TABULAR["model"], "layers": CHAINED}}
+    script, out = _build(tmp_path, "mirrored", overrides), tmp_path / "run"
+    killed = _run(script, tmp_path / "killed.json", "--output-dir", str(out), cpus=2, kill_after=2)
+    assert killed.returncode == -9 and killed.stdout.count("Adapted") == 3, killed.stderr[-3000:]
+    resumed = _run(script, tmp_path / "resumed.json", "--output-dir", str(out), cpus=2)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "2 replica(s)" in resumed.stdout and "Resuming from" in resumed.stdout and "Adapted" not in resumed.stdout
+    report = json.loads((tmp_path / "resumed.json").read_text())
+    assert report["adapt_calls"] == []
+    assert report["learned"]["adapted_integer_lookup"] == report["seen_learned"]["adapted_integer_lookup"]
+    np.testing.assert_allclose(report["learned"]["adapted_discretization"],
+                               report["seen_learned"]["adapted_discretization"], rtol=1e-5, atol=1e-6)
+    assert report["exported"] == report["learned"]

@@ -17,11 +17,12 @@ from tfgen.render import RUNTIME_FILE
 GENERATED = ROOT / "generated"
 SCRIPTS = [GENERATED / f"{spec.stem}.py" for spec in SPECS]
 # Issue 10 asks digits <= 250 (met) and the support module <= 500: not met (556 after issue 10,
-# 768 with issue 11's run-safety and data checks; +46 with issue 12's adaptation, stratified split
-# and module lookup; +17 with issue 13's agreed stop signal across workers and one-line peer
-# failures); the ceiling stops it growing unnoticed.
+# 768 with issue 11's run-safety and data checks; +72 with issue 12's adaptation (and the
+# checkpointed copy of bin boundaries and vocabularies), stratified split and module lookup; +17
+# with issue 13's agreed stop signal across workers and one-line peer failures); the ceiling
+# stops it growing unnoticed.
 DIGITS_CEILING = 250
-RUNTIME_CEILING = 831
+RUNTIME_CEILING = 857
 
 
 def functions(tree: ast.AST):

@@ -14,13 +14,14 @@ from .spec import Spec
 from .spec.model import Residual
 
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
-ADAPTABLE = ("Normalization",)  # layers whose adapted statistics are variables (so checkpointed)
-# Keras layers that adapt, but keep what they learn outside variables: a checkpoint would lose it.
-NOT_CHECKPOINTED = {
-    "Discretization": "its bin boundaries",
-    "StringLookup": "its vocabulary",
-    "IntegerLookup": "its vocabulary",
-    "TextVectorization": "its vocabulary",
+# Adaptable layers and the arguments that give what `adapt` computes. Normalization's statistics
+# are variables; the script keeps Discretization's boundaries and IntegerLookup's vocabulary in
+# checkpointed variables of its own (a resume puts them back).
+ADAPTABLE = {"Normalization": ("mean", "variance"), "Discretization": ("bin_boundaries",),
+             "IntegerLookup": ("vocabulary",)}
+NOT_ADAPTABLE = {  # Keras layers that adapt, but not here
+    "StringLookup": "looks up strings",
+    "TextVectorization": "reads strings",
 }
 
 
@@ -119,18 +120,35 @@ def _adapt(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     for output, layers in spec.model.outputs.items():
         model += list(_layer_items(layers, ("model", "outputs", output)))
     for loc, layer in model:
-        if not layer.adapt_batches or layer.type in ADAPTABLE:
-            if layer.adapt_batches and {"mean", "variance"} & set(layer.args):
-                yield doc.issue(loc + ("adapt",), "`adapt` computes `mean` and `variance`: give them or `adapt`, not both", key=True)
-            if layer.adapt_batches and spec.precision != "float32" and layer.args.get("dtype", "float32") != "float32":
-                yield doc.issue(loc + ("dtype",), f"under `{spec.precision}` an adapted layer computes in float32 (Keras's "
-                                "`adapt` fails in float16); remove `dtype` and tfgen sets it")
-            continue
-        if layer.type in NOT_CHECKPOINTED:
-            why = f"`{layer.type}` keeps {NOT_CHECKPOINTED[layer.type]} outside variables, so checkpoints would lose it"
-        else:
-            why = f"`{layer.type}` has no statistics to adapt"
-        yield doc.issue(loc + ("adapt",), f"{why}; {supported}", key=True)
+        if layer.adapt_batches and layer.type in ADAPTABLE:
+            yield from _adapted_layer(spec, doc, loc, layer)
+        elif layer.adapt_batches:
+            if layer.type in NOT_ADAPTABLE:
+                why = f"`{layer.type}` {NOT_ADAPTABLE[layer.type]}, but model inputs are numeric (no `string` dtype)"
+            else:
+                why = f"`{layer.type}` has no statistics to adapt"
+            yield doc.issue(loc + ("adapt",), f"{why}; {supported}", key=True)
+
+
+def _adapted_layer(spec: Spec, doc: Located, loc: Loc, layer: Any) -> Iterator[SpecIssue]:
+    given = ADAPTABLE[layer.type]
+    if set(given) & set(layer.args):
+        names = " and ".join(f"`{arg}`" for arg in given)
+        yield doc.issue(loc + ("adapt",), f"`adapt` computes {names}: give {'them' if len(given) > 1 else 'it'} "
+                        "or `adapt`, not both", key=True)
+    elif layer.type == "Discretization" and layer.args.get("num_bins") is None:
+        yield doc.issue(loc + ("adapt",), "an adapted `Discretization` needs `num_bins`", key=True)
+    mode = layer.args.get("output_mode", "int")
+    if layer.type == "IntegerLookup" and mode == "tf_idf":
+        yield doc.issue(loc + ("output_mode",), "an adapted `IntegerLookup` cannot use `tf_idf` (its weights are not "
+                        "kept in the checkpoint)")
+    elif layer.type == "IntegerLookup" and mode != "int" and not (layer.args.get("pad_to_max_tokens")
+                                                                  and layer.args.get("max_tokens")):
+        yield doc.issue(loc + ("output_mode",), f"an adapted `IntegerLookup` with `output_mode: {mode}` needs "
+                        "`max_tokens` and `pad_to_max_tokens: true` (the model is built before the vocabulary is known)")
+    if layer.type != "IntegerLookup" and spec.precision != "float32" and layer.args.get("dtype", "float32") != "float32":
+        yield doc.issue(loc + ("dtype",), f"under `{spec.precision}` an adapted layer computes in float32 (Keras's "
+                        "`adapt` fails in float16); remove `dtype` and tfgen sets it")
 
 
 def _sources(spec: Spec):
@@ -195,6 +213,15 @@ def _performance(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
             ("data", "train", "batch_size"),
             f"the global batch {spec.data.train.batch_size} does not split evenly over {len(devices)} devices",
         )
+
+
+def _lookups_under_xla(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    from .rules import NO_XLA_LAYERS, layer_types
+
+    lookups = sorted(set(NO_XLA_LAYERS) & set(layer_types(spec)))
+    if spec.train.jit_compile is True and lookups:
+        yield doc.issue(("train", "jit_compile"), f"XLA cannot compile `{lookups[0]}`'s hash-table lookup; use `auto` "
+                        "(off here) or `false`")
 
 
 def _training_control(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
@@ -313,6 +340,7 @@ def _finite(section: str):
 CHECKS = (
     (_training_control, {"train", "strategy", "optimizer", "debug", "data", "model", "targets", "metrics"}),
     (_performance, {"train", "strategy", "data"}),
+    (_lookups_under_xla, {"train", "model"}),
     (_precision, {"precision", "model"}),
     (_outputs, {"model", "targets", "losses", "metrics"}),
     (_model, {"model", "data"}),

@@ -47,7 +47,8 @@ THRESHOLD_ARGUMENT = {"BinaryAccuracy": "threshold", "BinaryIoU": "threshold", "
                       "TrueNegatives": "thresholds", "FalseNegatives": "thresholds"}
 PROBABILITY_ONLY = {"PrecisionAtRecall", "RecallAtPrecision", "SensitivityAtSpecificity", "SpecificityAtSensitivity"}
 # Adaptable layers and the arguments that give their statistics instead of `adapt`.
-STATISTICS = {"Normalization": ("mean", "variance")}
+STATISTICS = {"Normalization": ("mean", "variance"), "Discretization": ("bin_boundaries",),
+              "IntegerLookup": ("vocabulary",)}
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _EXAMPLE_LENGTH = 3  # a variable-length axis in the tiny batch losses and metrics are tried on
 
@@ -180,8 +181,9 @@ class _Deep:
         adapted = "adapt" in item.args or getattr(item, "adapt", None)
         if stats and not any(arg in item.args for arg in stats) and not adapted:
             given = " and ".join(f"`{arg}`" for arg in stats)
-            self.fail(loc, f"{item.type}: no {given}: add `adapt: true` to compute them from the training data "
-                      "before training, or give them")
+            them = "them" if len(stats) > 1 else "it"
+            self.fail(loc, f"{item.type}: no {given}: add `adapt: true` to compute {them} from the training data "
+                      f"before training, or give {them}")
             return None
         extra = adapted_arguments(item, self.adapted, self.spec.precision != "float32")
         return self.construct(item, "layers", loc, extra)

@@ -130,6 +130,10 @@ class LayerLine:
     shortcut: str = ""
 
 
+KEPT_OUTSIDE = {"Discretization", "IntegerLookup"}  # adapted layers that learn outside variables
+INTEGER_ADAPTED = {"IntegerLookup"}  # adapted layers that compute on integers (no float32 dtype)
+
+
 def layer_lines(items: list, adapted: dict[str, int], mixed: bool = False, depth: int = 0) -> list[LayerLine]:
     """The stack's lines; adapted layers are named (their `name`, else `adapted_<type>[_n]`) and
     added to `adapted` ({layer name: batches}), which the script finds them by. Under mixed
@@ -154,7 +158,7 @@ def adapted_arguments(item: Any, adapted: dict[str, int], mixed: bool) -> dict[s
     name = item.args.get("name") or _adapted_name(item.type, adapted)
     adapted[name] = item.adapt_batches
     extra = {} if "name" in item.args else {"name": literal(name)}
-    if mixed and "dtype" not in item.args:
+    if mixed and "dtype" not in item.args and item.type not in INTEGER_ADAPTED:
         extra["dtype"] = literal("float32")
     return extra
 
@@ -260,6 +264,7 @@ class ModelView:
     trunk: list[LayerLine]
     outputs: list[OutputView]
     adapted: dict[str, int]  # adapted layer name -> training batches (trunk first, then heads)
+    kept_outside: bool  # an adapted layer learns outside variables: the checkpoint keeps a copy
 
     @property
     def several_outputs(self) -> bool:
@@ -549,7 +554,17 @@ def _model(spec: Spec, trunk: list[LayerLine], outputs: list[OutputView], adapte
         trunk=trunk,
         outputs=outputs,
         adapted=adapted,
+        kept_outside=bool(KEPT_OUTSIDE & _adapted_types([*spec.model.layers, *(x for h in spec.model.outputs.values() for x in h)])),
     )
+
+
+def _adapted_types(items: list) -> set[str]:
+    """The types of the adapted layers among `items` (residual blocks included)."""
+    found: set[str] = set()
+    for item in items:
+        found |= _adapted_types(item.residual) if isinstance(item, Residual) else set()
+        found |= {item.type} if getattr(item, "adapt_batches", None) else set()
+    return found
 
 
 def _optimizer(spec: Spec) -> OptimizerView:

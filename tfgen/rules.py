@@ -12,6 +12,8 @@ from .spec.model import Residual
 # Strategies under which an XLA-compiled step is known to work (on CPU: XLA under MirroredStrategy
 # over logical CPU devices failed; see ../shared/notes/keras3-custom-loops.md).
 JIT_STRATEGIES = ("default", "one_device")
+# Layers that look values up in a hash table, which XLA cannot compile ("tf2xla conversion failed").
+NO_XLA_LAYERS = ("IntegerLookup", "StringLookup", "TextVectorization")
 
 
 def resolve_jit(spec: Spec) -> bool | str:
@@ -25,6 +27,8 @@ def resolve_jit(spec: Spec) -> bool | str:
     if spec.train.jit_compile != "auto":
         return spec.train.jit_compile
     if spec.strategy.type not in JIT_STRATEGIES or spec.debug.check_numerics:
+        return False
+    if set(NO_XLA_LAYERS) & set(layer_types(spec)):
         return False
     train = spec.data.train
     if train.bucket_by_sequence_length or (train.padded_batch and not train.padded_batch.padded_shapes):

@@ -129,7 +129,7 @@ class Adapt(StrictModel):
 
 class LayerSpec(KerasObject):
     """A Keras layer; `adapt` (a tfgen key, not a Keras argument) fits its statistics
-    (`Normalization`) on training batches before the first step."""
+    (`Normalization`, `Discretization`, `IntegerLookup`) on training batches before the first step."""
 
     reserved: ClassVar[tuple[str, ...]] = ("adapt",)
     reserved_schema: ClassVar[dict[str, Any]] = {
