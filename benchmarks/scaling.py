@@ -4,12 +4,12 @@
     python benchmarks/scaling.py --rounds 1 --examples 20000
 
 The MLP of the seed articles on synthetic in-memory data, built by `tfgen build` with
-`strategy: multi_worker_mirrored` and the same per-worker batch (256), so each worker does the
+`strategy: multi_worker_mirrored` and the same per-worker batch (`--batch`, 256), so each worker does the
 same work per step. Each worker is pinned to its own core with `taskset`, gets its TF_CONFIG from
 `tfgen.launch.tf_config`, and logs examples per second per epoch in its history.jsonl; the figure
 is the median after the first (warm-up) epoch. Scaling efficiency is
 two workers' examples/s / (2 x one worker's). This machine has 2 cores and its collectives run
-over localhost gRPC: a figure, not a target. Writes benchmarks/results/scaling.json and prints the
+over localhost gRPC: a figure, not a target. Writes benchmarks/results/scaling-<batch>.json and prints the
 table that docs/benchmarks.md shows.
 """
 
@@ -33,15 +33,14 @@ sys.path.insert(0, str(ROOT))
 from tfgen.build import plan_targets  # noqa: E402
 from tfgen.launch import free_ports, tf_config  # noqa: E402
 
-PER_WORKER_BATCH = 256
 
 
-def spec(workers: int, examples: int, epochs: int) -> dict:
+def spec(workers: int, examples: int, epochs: int, batch: int) -> dict:
     return {
         "name": f"scaling{workers}",
         "seed": 0,
         "data": {
-            "train": {"source": {"type": "synthetic", "examples": examples}, "batch_size": PER_WORKER_BATCH * workers,
+            "train": {"source": {"type": "synthetic", "examples": examples}, "batch_size": batch * workers,
                       "shuffle": examples},
         },
         "model": {
@@ -60,9 +59,9 @@ def spec(workers: int, examples: int, epochs: int) -> dict:
     }
 
 
-def build(folder: Path, workers: int, examples: int, epochs: int) -> Path:
+def build(folder: Path, workers: int, examples: int, epochs: int, batch: int) -> Path:
     path = folder / f"scaling{workers}.yaml"
-    path.write_text(yaml.safe_dump(spec(workers, examples, epochs), sort_keys=False))
+    path.write_text(yaml.safe_dump(spec(workers, examples, epochs, batch), sort_keys=False))
     for target in plan_targets([path], folder):
         target.output.write_text(target.text)
     return folder / f"scaling{workers}.py"
@@ -91,25 +90,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--examples", type=int, default=40960, help="synthetic training examples per run")
     parser.add_argument("--epochs", type=int, default=4)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "scaling.json")
+    parser.add_argument("--batch", type=int, default=256, help="examples per worker per step")
+    parser.add_argument("--out", type=Path, default=None, help="default: benchmarks/results/scaling-<batch>.json")
     args = parser.parse_args(argv)
     if (os.cpu_count() or 1) < 2:
         raise SystemExit("needs 2 cores: each worker is pinned to its own")
     results: dict[int, list[float]] = {1: [], 2: []}
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        scripts = {n: build(folder, n, args.examples, args.epochs) for n in results}
+        scripts = {n: build(folder, n, args.examples, args.epochs, args.batch) for n in results}
         for round_index in range(args.rounds):
             for workers, script in scripts.items():  # interleaved: the machine is shared
                 results[workers].append(run(script, workers, folder, timeout=900))
                 print(f"round {round_index + 1}: {workers} worker(s) {results[workers][-1]:,.0f} examples/s", flush=True)
     one, two = (statistics.median(results[n]) for n in (1, 2))
     report = {
-        "per_worker_batch": PER_WORKER_BATCH, "examples": args.examples, "epochs": args.epochs, "rounds": args.rounds,
+        "per_worker_batch": args.batch, "examples": args.examples, "epochs": args.epochs, "rounds": args.rounds,
         "examples_per_second": {"1": one, "2": two}, "runs": {str(n): v for n, v in results.items()},
         "scaling_efficiency": two / (2 * one), "command": "python benchmarks/scaling.py " + " ".join(argv or sys.argv[1:]),
     }
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    out = args.out or ROOT / "benchmarks" / "results" / f"scaling-{args.batch}.json"
+    out.write_text(json.dumps(report, indent=2) + "\n")
     print("| workers (one core each) | examples/s | scaling efficiency |\n|---:|---:|---:|")
     print(f"| 1 | {one:,.0f} | 1.00 |\n| 2 | {two:,.0f} | {two / (2 * one):.2f} |")
     return 0
