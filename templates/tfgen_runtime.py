@@ -5,6 +5,7 @@ The command line, the run directory, data checks, the loops around a script's
 """
 
 import argparse
+import atexit
 import importlib
 import json
 import math
@@ -71,6 +72,8 @@ class RunDirectory:
             chiefless = "chief" not in cluster.cluster_spec().as_dict()
             self.chief = chiefless and (cluster.task_type, cluster.task_id) == ("worker", 0)
         temporary = None if self.chief else tempfile.mkdtemp(prefix="tfgen-worker-")
+        if temporary:  # gone on any exit but SIGKILL (a stop signal's save exits too)
+            atexit.register(shutil.rmtree, temporary, ignore_errors=True)
         self.write = Path(temporary) if temporary else self.output
 
     def resume(self, trainer, argv, fresh=False):

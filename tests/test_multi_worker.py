@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -274,3 +275,31 @@ def test_over_one_epoch_the_workers_together_train_on_every_example_once(tmp_pat
     seen = [json.loads((tmp_path / f"seen-{index}.json").read_text()) for index in range(2)]
     assert len(seen[0]) == len(seen[1]) == 128  # an even share each
     assert sorted(seen[0] + seen[1]) == list(range(256))
+
+
+SCRATCH = """
+import sys, types
+sys.path.insert(0, sys.argv[1])
+import tfgen_runtime as rt
+
+cluster = types.SimpleNamespace(task_type="worker", task_id=1, cluster_spec=lambda: types.SimpleNamespace(
+    as_dict=lambda: {"worker": ["localhost:1", "localhost:2"]}))
+strategy = types.SimpleNamespace(num_replicas_in_sync=2, cluster_resolver=cluster)
+args = rt.parse_args(["--output-dir", sys.argv[2]], "doc", 1, "runs/x")
+run = rt.RunDirectory(args, strategy, 64, sys.argv[3])
+assert not run.chief and run.write.is_dir()
+print(run.write, flush=True)
+sys.exit(143)  # as StopSignals.save_and_exit_if_asked exits after its save
+"""
+
+
+@pytest.mark.slow
+def test_a_stopped_non_chief_worker_removes_its_scratch_directory(tmp_path):
+    """A worker other than the chief writes to a temporary directory; a stop signal's exit removes it."""
+    script = ROOT / "generated" / "digits.py"
+    result = subprocess.run([sys.executable, "-c", SCRATCH, str(ROOT / "generated"), str(tmp_path / "out"), script],
+                            capture_output=True, text=True, timeout=120, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert result.returncode == 143, result.stderr[-2000:]
+    scratch = Path(result.stdout.strip().splitlines()[-1])
+    assert scratch.parent == tmp_path and scratch.name.startswith("tfgen-worker-")
+    assert not scratch.exists() and not (tmp_path / "out").exists()
