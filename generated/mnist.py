@@ -176,8 +176,7 @@ class Trainer(rt.StandardTrainer):
             early_stopping=self.early_stopping,
         )
 
-    # XLA-compile the per-replica step (not the loop that pulls from the iterator).
-    @tf.function(jit_compile=True)
+    # XLA-compiled in long runs only (rt.StandardTrainer.compile_step_if_long).
     def train_step(self, features, targets):
         """One update from this replica's part of the global batch."""
         with tf.GradientTape() as tape:
@@ -261,6 +260,7 @@ def main(argv=None):
     train, validation = load_data(synthetic=args.synthetic)
     trainer = Trainer(strategy, run.write)
     steps_per_epoch = trainer.use_data(train, "auto", args.steps_per_epoch)
+    trainer.compile_step_if_long(args.epochs * steps_per_epoch)
     history = run.resume(trainer, argv)
     if history.finished:
         return history.rows
