@@ -431,6 +431,15 @@ class StandardTrainer:
         short = steps == self.steps_per_call and time.perf_counter() - started < 0.25
         if short and getattr(self.strategy, "cluster_resolver", None) is None:
             self.steps_per_call *= 2
+        # Off XLA, relu(NaN) is 0: a NaN update can leave the loss finite (the state's check).
+        if not self.finite_weights() and self.state.bad_step.numpy() < 0:
+            kept = f"the last good checkpoint ({self.manager.latest_checkpoint})"
+            raise FloatingPointError(f"the weights became non-finite in steps {step + 1}-"
+                                     f"{step + steps} of epoch {epoch}; nothing after {kept} was saved")
+
+    @tf.function
+    def finite_weights(self):
+        return tf.reduce_all([tf.reduce_all(tf.math.is_finite(v)) for v in self.variables])
 
     @tf.function
     def train_from_memory(self, epoch, first_step, steps):
