@@ -472,22 +472,23 @@ class StandardTrainer:
         """Run `steps` training steps of `epoch` from `step`, in one compiled call."""
         started = time.perf_counter()
         if self.in_memory:
-            self.train_from_memory(*(tf.constant(n) for n in (epoch, step, steps)))
+            finite = self.train_from_memory(
+                *(tf.constant(n) for n in (epoch, step, steps))
+            )
         else:
-            self.train_from_iterator(self.iterator, tf.constant(steps))
+            finite = self.train_from_iterator(self.iterator, tf.constant(steps))
         # Fewer, longer calls (a stop signal waits < 0.5 s); a cluster's workers keep 100.
         short = steps == self.steps_per_call and time.perf_counter() - started < 0.25
         if short and getattr(self.strategy, "cluster_resolver", None) is None:
             self.steps_per_call *= 2
         # Off XLA, relu(NaN) is 0: a NaN update can leave the loss finite (the state's check).
-        if not self.finite_weights() and self.state.bad_step.numpy() < 0:
+        if not finite and self.state.bad_step.numpy() < 0:
             kept = f"the last good checkpoint ({self.manager.latest_checkpoint})"
             raise FloatingPointError(
                 f"the weights became non-finite in steps {step + 1}-"
                 f"{step + steps} of epoch {epoch}; nothing after {kept} was saved"
             )
 
-    @tf.function
     def finite_weights(self):
         return tf.reduce_all(
             [tf.reduce_all(tf.math.is_finite(v)) for v in self.variables]
@@ -495,12 +496,13 @@ class StandardTrainer:
 
     @tf.function
     def train_from_memory(self, epoch, first_step, steps):
-        """Run `steps` steps of `epoch` from `first_step` inside one graph."""
+        """Run `steps` steps of `epoch` from `first_step` in one graph; finite weights?"""
         order = tf.range(self.examples)
         if self.seed is not None:  # seeded per epoch: the position is (epoch, step)
             order = tf.random.experimental.stateless_shuffle(order, [self.seed, epoch])
         for step in tf.range(first_step, first_step + steps):
             self.strategy.run(self.train_step_on_slice, args=(order, step))
+        return self.finite_weights()
 
     def train_step_on_slice(self, order, step):
         """Gather this replica's rows of update `step` from the arrays; train on them."""
@@ -514,9 +516,10 @@ class StandardTrainer:
 
     @tf.function
     def train_from_iterator(self, iterator, steps):
-        """Run `steps` steps inside one graph, pulling batches from the iterator."""
+        """Run `steps` steps in one graph, pulling batches from the iterator; finite weights?"""
         for _ in tf.range(steps):
             self.strategy.run(self.train_step, args=next(iterator))
+        return self.finite_weights()
 
     @tf.function
     def distributed_test_step(self, features, targets):

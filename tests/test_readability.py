@@ -19,7 +19,7 @@ SCRIPTS = [GENERATED / f"{spec.stem}.py" for spec in SPECS]
 # Issue 10 asks digits <= 250 (met) and the support module <= 500: not met (556 after issue 10,
 # 768 with issue 11's run-safety and data checks); the ceiling stops it growing unnoticed.
 DIGITS_CEILING = 250
-RUNTIME_CEILING = 840
+RUNTIME_CEILING = 843
 
 
 def functions(tree: ast.AST):
