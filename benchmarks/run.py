@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -564,6 +565,9 @@ def main(argv: list[str] | None = None) -> int:
                 shown = (f"{result['first_epoch_seconds']:10.2f} s to the first epoch's end" if "first_epoch_seconds"
                          in result else f"{result['examples_per_second']:10,.0f} examples/s")
                 print(f"round {round_index + 1} {case:14s} {system:12s} {shown}", flush=True)
+    for prepared in files.values():  # the data files and scripts written for the runs
+        for path in prepared.values():
+            shutil.rmtree(path if path.is_dir() else path.parent, ignore_errors=True)
     results = []
     for (case, system), items in runs.items():
         merged = dict(items[0])
