@@ -32,7 +32,6 @@ GLOBAL_BATCH_SIZE = 32
 VALIDATION_BATCH_SIZE = 32
 SHUFFLE_BUFFER = 10000
 EXAMPLES_PER_UPDATE = GLOBAL_BATCH_SIZE
-STEPS_PER_EXECUTION = 100  # steps per tf.function call (at most an epoch)
 # Per-example shape and dtype of each model input and target.
 INPUTS = {"image": rt.Field((28, 28), "uint8")}
 TARGETS = {"digit": rt.Field((), "int32", classes=10)}
@@ -176,8 +175,7 @@ class Trainer(rt.StandardTrainer):
             early_stopping=self.early_stopping,
         )
 
-    # XLA-compile the per-replica step (not the loop that pulls from the iterator).
-    @tf.function(jit_compile=True)
+    # XLA-compiled in long runs only (rt.StandardTrainer.compile_step_if_long).
     def train_step(self, features, targets):
         """One update from this replica's part of the global batch."""
         with tf.GradientTape() as tape:
@@ -212,7 +210,7 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
     trainer.start_epoch(epoch, step)
     progress = rt.progress_bar(steps_per_epoch)
     while step < steps_per_epoch:
-        chunk = min(STEPS_PER_EXECUTION, steps_per_epoch - step)
+        chunk = min(trainer.steps_per_call, steps_per_epoch - step)
         trainer.run_steps(epoch, step, chunk)
         step += chunk
         trainer.state.check_finite(epoch, trainer.manager.latest_checkpoint)
@@ -261,6 +259,7 @@ def main(argv=None):
     train, validation = load_data(synthetic=args.synthetic)
     trainer = Trainer(strategy, run.write)
     steps_per_epoch = trainer.use_data(train, "auto", args.steps_per_epoch)
+    trainer.compile_step_if_long(args.epochs * steps_per_epoch)
     history = run.resume(trainer, argv)
     if history.finished:
         return history.rows

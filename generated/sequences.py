@@ -31,7 +31,6 @@ GLOBAL_BATCH_SIZE = 32
 VALIDATION_BATCH_SIZE = 64
 SHUFFLE_BUFFER = 2048
 EXAMPLES_PER_UPDATE = GLOBAL_BATCH_SIZE
-STEPS_PER_EXECUTION = 100  # steps per tf.function call (at most an epoch)
 # Per-example shape and dtype of each model input and target.
 INPUTS = {"tokens": rt.Field((None,), "int32", classes=32)}
 TARGETS = {"label": rt.Field((), "int32", classes=2)}
@@ -202,7 +201,7 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
     trainer.start_epoch(epoch, step)
     progress = rt.progress_bar(steps_per_epoch)
     while step < steps_per_epoch:
-        chunk = min(STEPS_PER_EXECUTION, steps_per_epoch - step)
+        chunk = min(trainer.steps_per_call, steps_per_epoch - step)
         trainer.run_steps(epoch, step, chunk)
         step += chunk
         trainer.state.check_finite(epoch, trainer.manager.latest_checkpoint)

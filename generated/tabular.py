@@ -32,7 +32,6 @@ VALIDATION_BATCH_SIZE = 32
 SHUFFLE_BUFFER = 1024
 VALIDATION_SPLIT = 0.2
 EXAMPLES_PER_UPDATE = GLOBAL_BATCH_SIZE
-STEPS_PER_EXECUTION = 100  # steps per tf.function call (at most an epoch)
 # Per-example shape and dtype of each model input and target.
 INPUTS = {"measurements": rt.Field((30,), "float32")}
 TARGETS = {"benign": rt.Field((), "float32", classes=2)}
@@ -147,8 +146,7 @@ class Trainer(rt.StandardTrainer):
             CHECKPOINTS_TO_KEEP,
         )
 
-    # XLA-compile the per-replica step (not the loop that pulls from the iterator).
-    @tf.function(jit_compile=True)
+    # XLA-compiled in long runs only (rt.StandardTrainer.compile_step_if_long).
     def train_step(self, features, targets):
         """One update from this replica's part of the global batch."""
         with tf.GradientTape() as tape:
@@ -183,7 +181,7 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
     trainer.start_epoch(epoch, step)
     progress = rt.progress_bar(steps_per_epoch)
     while step < steps_per_epoch:
-        chunk = min(STEPS_PER_EXECUTION, steps_per_epoch - step)
+        chunk = min(trainer.steps_per_call, steps_per_epoch - step)
         trainer.run_steps(epoch, step, chunk)
         step += chunk
         trainer.state.check_finite(epoch, trainer.manager.latest_checkpoint)
@@ -227,6 +225,7 @@ def main(argv=None):
     train, validation = load_data(synthetic=args.synthetic)
     trainer = Trainer(strategy, run.write)
     steps_per_epoch = trainer.use_data(train, "auto", args.steps_per_epoch)
+    trainer.compile_step_if_long(args.epochs * steps_per_epoch)
     history = run.resume(trainer, argv)
     if history.finished:
         return history.rows

@@ -19,7 +19,7 @@ def view_of(name):
 
 def test_digits_view():
     v = view_of("digits")
-    assert (v.data.placement, v.step.jit, v.step.weighting) == (Placement.AUTO, Jit.ON, Weighting.UNIT)
+    assert (v.data.placement, v.step.jit, v.step.weighting) == (Placement.AUTO, Jit.LONG, Weighting.UNIT)
     assert v.distribution.kind is StrategyKind.DEFAULT and v.precision.policy is None
     assert v.data.split == 0.2 and v.data.batching is Batching.BATCH
     assert v.trackers.early_stopping == {"monitor": "'val_loss'", "patience": "5"} and v.trackers.restore_best

@@ -19,10 +19,11 @@ SCRIPTS = [GENERATED / f"{spec.stem}.py" for spec in SPECS]
 # Issue 10 asks digits <= 250 (met) and the support module <= 500: not met (556 after issue 10,
 # 768 with issue 11's run-safety and data checks; +72 with issue 12's adaptation (and the
 # checkpointed copy of bin boundaries and vocabularies), stratified split and module lookup; +20
-# with issue 13's agreed stop signal across workers, one-line peer failures and scratch clean-up);
-# the ceiling stops it growing unnoticed.
+# with issue 13's agreed stop signal across workers, one-line peer failures and scratch clean-up;
+# +29 with issue 15's compile rule, growing calls and weight check); the ceiling stops it growing
+# unnoticed.
 DIGITS_CEILING = 250
-RUNTIME_CEILING = 860
+RUNTIME_CEILING = 889
 
 
 def functions(tree: ast.AST):

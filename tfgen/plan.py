@@ -55,6 +55,7 @@ class Jit(Enum):
     OFF = "off"
     ON = "on"
     GPU = "gpu"  # where a GPU is visible
+    LONG = "long"  # in runs of at least rt.COMPILE_FROM_STEPS steps
 
 
 class Weighting(Enum):
@@ -600,7 +601,7 @@ def _step(spec: Spec, outputs: list[OutputView]) -> StepView:
     jit = resolve_jit(spec)
     train = spec.data.train
     return StepView(
-        jit=Jit.GPU if jit == "gpu" else (Jit.ON if jit else Jit.OFF),
+        jit=Jit(jit) if isinstance(jit, str) else (Jit.ON if jit else Jit.OFF),
         accumulation=spec.train.gradient_accumulation_steps,
         variable_batches=not train.drop_remainder or train.bucket_by_sequence_length is not None,
         allow_unused=spec.train.allow_unused_variables,

@@ -17,12 +17,16 @@ NO_XLA_LAYERS = ("IntegerLookup", "StringLookup", "TextVectorization")
 
 
 def resolve_jit(spec: Spec) -> bool | str:
-    """True, False, or "gpu": compile where a GPU is visible (decided when the script runs).
+    """True, False, "gpu": compile where a GPU is visible, or "long": in runs long enough to repay
+    the compile (both decided when the script runs).
 
     Measured here (docs/benchmarks.md): XLA makes the MLP step ~1.5x faster on CPU but the float32
     CNN step ~30% slower, oneDNN's convolutions beating XLA's; so `auto` compiles float32
     convolutional models (and builder models, whose layers are unknown) only where a GPU is
     visible. In float16, which has no fast CPU kernels, XLA was ~2.5x faster: compiled everywhere.
+    Other steps: the compile costs about a second more than tracing alone and saves 0.25 ms (MLP,
+    in memory) to 0.8 ms (streamed: tf.data's threads share the CPU) a step, so a run of fewer than
+    1,000 steps (digits: 660) is faster without it.
     """
     if spec.train.jit_compile != "auto":
         return spec.train.jit_compile
@@ -36,7 +40,7 @@ def resolve_jit(spec: Spec) -> bool | str:
     convolutional = spec.model.builder is not None or any("Conv" in name for name in layer_types(spec))
     if convolutional and spec.precision != "mixed_float16":
         return "gpu"
-    return True
+    return True if convolutional else "long"
 
 
 def layer_types(spec: Spec) -> list[str]:
