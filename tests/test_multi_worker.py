@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, base_spec, run_tfgen
-from tfgen.launch import free_ports
+from tfgen.launch import free_ports, tf_config
 from tfgen.manifest import SRUN
 
 pytestmark = pytest.mark.slow
@@ -152,10 +152,9 @@ def test_a_worker_whose_peer_hangs_fails_within_the_collective_timeout(tmp_path)
     workers = []
     try:
         for index in range(2):
-            config = {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": index}}
             workers.append(subprocess.Popen(
                 [sys.executable, str(tmp_path / "hang.py"), str(script), "--output-dir", str(tmp_path / "run")],
-                env={**os.environ, "TF_CONFIG": json.dumps(config), "PYTHONUNBUFFERED": "1"},
+                env={**os.environ, "TF_CONFIG": tf_config(hosts, index), "PYTHONUNBUFFERED": "1"},
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         for line in workers[1].stdout:
             if line == "hanging\n":
@@ -262,11 +261,10 @@ def test_over_one_epoch_the_workers_together_train_on_every_example_once(tmp_pat
     workers = []
     try:
         for index in range(2):
-            config = {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": index}}
             workers.append(subprocess.Popen(
                 [sys.executable, str(tmp_path / "seen.py"), str(script), str(tmp_path), "--epochs", "1",
                  "--output-dir", str(tmp_path / "run")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                env={**os.environ, "TF_CONFIG": json.dumps(config), "PYTHONPATH": str(tmp_path)}))
+                env={**os.environ, "TF_CONFIG": tf_config(hosts, index), "PYTHONPATH": str(tmp_path)}))
         errors = [worker.communicate(timeout=120)[1] for worker in workers]
     finally:
         for worker in workers:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import json
 import math
-import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any

@@ -10,15 +10,11 @@ from . import catalog
 from .errors import SpecIssue
 from .loader import Loc, Located, walk
 from .names import FIXED_KEYS, VALIDATION_PREFIX, has_validation, history_keys, metric_key, output_names
+from .rules import ADAPTABLE, JIT_STRATEGIES, NO_XLA_LAYERS, in_memory_blocker, layer_types
 from .spec import Spec
 from .spec.model import Residual
 
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
-# Adaptable layers and the arguments that give what `adapt` computes. Normalization's statistics
-# are variables; the script keeps Discretization's boundaries and IntegerLookup's vocabulary in
-# checkpointed variables of its own (a resume puts them back).
-ADAPTABLE = {"Normalization": ("mean", "variance"), "Discretization": ("bin_boundaries",),
-             "IntegerLookup": ("vocabulary",)}
 NOT_ADAPTABLE = {  # Keras layers that adapt, but not here
     "StringLookup": "looks up strings",
     "TextVectorization": "reads strings",
@@ -196,8 +192,6 @@ def _losses(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 
 
 def _performance(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    from .rules import JIT_STRATEGIES, in_memory_blocker
-
     if spec.train.jit_compile is True and spec.strategy.type not in JIT_STRATEGIES:
         yield doc.issue(
             ("train", "jit_compile"),
@@ -216,8 +210,6 @@ def _performance(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 
 
 def _lookups_under_xla(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    from .rules import NO_XLA_LAYERS, layer_types
-
     lookups = sorted(set(NO_XLA_LAYERS) & set(layer_types(spec)))
     if spec.train.jit_compile is True and lookups:
         yield doc.issue(("train", "jit_compile"), f"XLA cannot compile `{lookups[0]}`'s hash-table lookup; use `auto` "

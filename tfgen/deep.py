@@ -25,12 +25,13 @@ from .errors import SpecError, UsageError
 from .loader import Loc, Located
 from .modules import LookupFailed, import_function, lookup_path
 from .names import output_names
-from .plan import _optimizer, adapted_arguments, float32_head, keras_call
+from .plan import adapted_arguments, float32_head, keras_call, optimizer_view
+from .rules import ADAPTABLE
 from .spec import KerasObject, Spec
+from .spec.base import LayerSpec
 from .spec.model import Residual
 
 # Keys of a layer entry that tfgen reads itself (not Keras arguments): skipped when constructing.
-TFGEN_LAYER_KEYS = ("adapt",)
 # Losses whose target holds class ids, one axis fewer than the output (the classes axis).
 SPARSE = {"SparseCategoricalCrossentropy", "SparseCategoricalAccuracy", "SparseTopKCategoricalAccuracy"}
 # Losses and metrics whose target has the output's shape and whose last axis is the classes.
@@ -46,9 +47,6 @@ THRESHOLD_ARGUMENT = {"BinaryAccuracy": "threshold", "BinaryIoU": "threshold", "
                       "Recall": "thresholds", "TruePositives": "thresholds", "FalsePositives": "thresholds",
                       "TrueNegatives": "thresholds", "FalseNegatives": "thresholds"}
 PROBABILITY_ONLY = {"PrecisionAtRecall", "RecallAtPrecision", "SensitivityAtSpecificity", "SpecificityAtSensitivity"}
-# Adaptable layers and the arguments that give their statistics instead of `adapt`.
-STATISTICS = {"Normalization": ("mean", "variance"), "Discretization": ("bin_boundaries",),
-              "IntegerLookup": ("vocabulary",)}
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _EXAMPLE_LENGTH = 3  # a variable-length axis in the tiny batch losses and metrics are tried on
 
@@ -142,7 +140,7 @@ class _Deep:
                 if self.construct(value, nested, loc + (arg,)) is None:
                     return None
         if kind == "layers":
-            args = {k: v for k, v in args.items() if k not in TFGEN_LAYER_KEYS and k != "type"}
+            args = {k: v for k, v in args.items() if k not in LayerSpec.reserved and k != "type"}
             obj = KerasObject.model_construct(type=name, args=args)
         return self.evaluate(keras_call(obj, kind, extra), loc, name)
 
@@ -177,7 +175,7 @@ class _Deep:
         return x
 
     def layer(self, item: KerasObject, loc: Loc) -> Any:
-        stats = STATISTICS.get(item.type)
+        stats = ADAPTABLE.get(item.type)
         adapted = "adapt" in item.args or getattr(item, "adapt", None)
         if stats and not any(arg in item.args for arg in stats) and not adapted:
             given = " and ".join(f"`{arg}`" for arg in stats)
@@ -398,7 +396,7 @@ class _Deep:
     # --- optimizer ---------------------------------------------------------------------------
 
     def optimizer(self, model: Any) -> None:
-        spec, view = self.spec, _optimizer(self.spec)
+        spec, view = self.spec, optimizer_view(self.spec)
         rate = spec.optimizer.args.get("learning_rate")
         if isinstance(rate, dict):
             schedule = self.construct(rate, "schedules", ("optimizer", "learning_rate"))

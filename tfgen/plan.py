@@ -409,7 +409,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
         targets=[_field(n, t.shape, t.dtype, t.classes) for n, t in spec.targets.items()],
         data=_data(spec, adapted),
         model=_model(spec, trunk, outputs, adapted),
-        optimizer=_optimizer(spec),
+        optimizer=optimizer_view(spec),
         precision=PrecisionView(
             policy=None if spec.precision == "float32" else spec.precision,
             loss_scaling=spec.precision == "mixed_float16",
@@ -568,7 +568,7 @@ def _adapted_types(items: list) -> set[str]:
     return found
 
 
-def _optimizer(spec: Spec) -> OptimizerView:
+def optimizer_view(spec: Spec) -> OptimizerView:
     optimizer = spec.optimizer
     rate = optimizer.args.get("learning_rate")
     rate_code = keras_call(rate, "schedules") if isinstance(rate, dict) else literal(rate)

@@ -9,6 +9,13 @@ from .spec import Spec
 from .spec.data import IN_MEMORY_SOURCES
 from .spec.model import Residual
 
+# Adaptable layers and the arguments that give what `adapt` computes (validation refuses both;
+# `--deep` asks for one or the other). Normalization's statistics are variables; the script keeps
+# Discretization's boundaries and IntegerLookup's vocabulary in checkpointed variables of its own
+# (a resume puts them back).
+ADAPTABLE = {"Normalization": ("mean", "variance"), "Discretization": ("bin_boundaries",),
+             "IntegerLookup": ("vocabulary",)}
+
 # Strategies under which an XLA-compiled step is known to work (on CPU: XLA under MirroredStrategy
 # over logical CPU devices failed; see ../shared/notes/keras3-custom-loops.md).
 JIT_STRATEGIES = ("default", "one_device")

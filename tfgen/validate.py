@@ -11,7 +11,8 @@ from . import catalog
 from .errors import SpecError, SpecIssue
 from .loader import Loc, Located, dotted, walk
 from .spec import Spec
-from .spec.base import field_types
+from .spec.base import LayerSpec, field_types
+from .spec.training import LossSpec
 
 KERAS_PLACES = (
     # (path pattern, kind); "*" matches any key or index.
@@ -24,7 +25,7 @@ KERAS_PLACES = (
     (("optimizer",), "optimizers"),
 )
 # Keys of a Keras object that tfgen reads itself (not constructor arguments), per kind.
-RESERVED_KEYS = {"losses": ("weight",), "layers": ("adapt",)}
+RESERVED_KEYS = {"losses": LossSpec.reserved, "layers": LayerSpec.reserved}  # tfgen keys, not Keras arguments
 # Arguments tfgen sets itself, per kind, with the reason given to the user.
 OWNED_ARGUMENTS = {
     "losses": {
