@@ -176,6 +176,21 @@ class Trainer(rt.StandardTrainer):
         update_metrics(self.validation_metrics, targets, predictions, loss, task_losses)
 
 
+def adapt(trainer, batches):
+    """Fit each adapted layer on what reaches it of the first ADAPT_BATCHES `batches`,
+    once per run: a resumed run restored them instead."""
+    model = trainer.model
+    for name, steps in ADAPT_BATCHES.items():
+        layer = model.get_layer(name)
+        if trainer.restored is None:
+            before = keras.Model(model.input, layer.input)  # the layers before it
+            with trainer.strategy.scope():  # assigns every replica's copy
+                inputs = [before(x, training=False) for x, _ in batches.take(steps)]
+                layer.adapt(inputs)
+            print(f"Adapted {name} on {len(inputs)} training batches")
+        layer.finalize_state()  # `call` reads the statistics from tensors made here
+
+
 def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
     """Train one epoch from `step`, many steps per call; on a stop signal, save and exit."""
     trainer.start_epoch(epoch, step)
@@ -230,7 +245,7 @@ def main(argv=None):
     if history.finished:
         return history.rows
     # Once, on training batches only (a resumed run restored the statistics instead).
-    rt.adapt(trainer, ADAPT_BATCHES, train_pipeline(train))
+    adapt(trainer, train_pipeline(train))
     validation = validation_pipeline(validation)
     validation = strategy.experimental_distribute_dataset(validation)
     fit(trainer, validation, history, args.epochs, steps_per_epoch)

@@ -56,7 +56,7 @@ def test_a_spec_without_adapt_has_no_adaptation_code():
     view = _view([{"type": "Normalization", "mean": 0.0, "variance": 1.0}])
     assert view.model.adapted == {}
     source = (ROOT / "generated" / "digits.py").read_text()
-    assert "ADAPT_BATCHES" not in source and "rt.adapt" not in source
+    assert "ADAPT_BATCHES" not in source and "adapt(trainer" not in source
 
 
 def _run(script, report, *argv, cpus=1, kill_after=None, cwd=ROOT):
@@ -244,7 +244,7 @@ def test_boundaries_and_vocabulary_survive_a_kill_and_are_never_adapted_again(tm
     overrides = {"deterministic": True, "train": {"epochs": 2}, "checkpoint": {"every_steps": 10, "keep": 2},
                  "model": {**TABULAR["model"], "layers": CHAINED}}
     script = _build(tmp_path, "chained", overrides)
-    assert "rt.kept_outside(self.model, ADAPT_BATCHES)" in script.read_text()
+    assert "adapted=kept_outside(self.model)" in script.read_text()
     straight = _run(script, tmp_path / "straight.json", "--output-dir", str(tmp_path / "straight"))
     assert straight.returncode == 0, straight.stderr[-3000:]
     assert "Adapted adapted_discretization on 6 training batches" in straight.stdout

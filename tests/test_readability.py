@@ -23,7 +23,7 @@ SCRIPTS = [GENERATED / f"{spec.stem}.py" for spec in SPECS]
 # +29 with issue 15's compile rule, growing calls and weight check); the ceiling stops it growing
 # unnoticed.
 DIGITS_CEILING = 250
-RUNTIME_CEILING = 889
+RUNTIME_CEILING = 783
 
 
 def functions(tree: ast.AST):
