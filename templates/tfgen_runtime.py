@@ -61,7 +61,8 @@ class RunDirectory:
         replicas, batch = strategy.num_replicas_in_sync, global_batch_size
         if batch % replicas:
             raise UserError(f"batch_size {batch} does not split into {replicas} parts")
-        print(f"{replicas} replica(s): global batch {batch}, {batch // replicas} each")
+        share = batch // replicas
+        print(f"{replicas} replica(s): global batch {batch}, {share} per replica")
         self.args, self.output = args, Path(args.output_dir)
         lines = Path(script).read_text(encoding="utf-8").splitlines()[:2] + ["", ""]
         header = HEADER.fullmatch(lines[0])
@@ -562,8 +563,7 @@ class Tracker(tf.Module):
             words = ("acc", "auc", "precision", "recall", "iou")
             maximise = any(w in monitor.removeprefix("val_") for w in words)
             mode = "max" if maximise else "min"
-        self.mode = mode
-        initial = math.inf if mode == "min" else -math.inf
+        self.mode, initial = mode, math.inf if mode == "min" else -math.inf
         self.best = tf.Variable(initial, dtype="float64")
 
     def improves(self, value, reference=None):

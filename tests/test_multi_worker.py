@@ -280,9 +280,8 @@ import sys, types
 sys.path.insert(0, sys.argv[1])
 import tfgen_runtime as rt
 
-cluster = types.SimpleNamespace(task_type="worker", task_id=1, cluster_spec=lambda: types.SimpleNamespace(
-    as_dict=lambda: {"worker": ["localhost:1", "localhost:2"]}))
-strategy = types.SimpleNamespace(num_replicas_in_sync=2, cluster_resolver=cluster)
+# Worker 1 of a cluster: MultiWorkerMirroredStrategy's extended.should_checkpoint is False there.
+strategy = types.SimpleNamespace(num_replicas_in_sync=2, extended=types.SimpleNamespace(should_checkpoint=False))
 args = rt.parse_args(["--output-dir", sys.argv[2]], "doc", 1, "runs/x")
 run = rt.RunDirectory(args, strategy, 64, sys.argv[3])
 assert not run.chief and run.write.is_dir()

@@ -8,20 +8,20 @@ from __future__ import annotations
 
 import ast
 
+import black
 import pytest
 
 from conftest import ROOT, SPECS
 from tfgen.plan import SCRIPT_NAMES
-from tfgen.render import RUNTIME_FILE
+from tfgen.render import BLACK_MODE, RUNTIME_FILE
 
 GENERATED = ROOT / "generated"
 SCRIPTS = [GENERATED / f"{spec.stem}.py" for spec in SPECS]
-# Issue 10 asks digits <= 250 (met) and the support module <= 500: not met (556 after issue 10,
-# 768 with issue 11's run-safety and data checks; +72 with issue 12's adaptation (and the
-# checkpointed copy of bin boundaries and vocabularies), stratified split and module lookup; +20
-# with issue 13's agreed stop signal across workers, one-line peer failures and scratch clean-up;
-# +29 with issue 15's compile rule, growing calls and weight check); the ceiling stops it growing
-# unnoticed.
+# Issue 10 asks digits <= 250 (met) and the support module <= 500: not met. It was 556 after issue
+# 10; issues 11-15 added run safety, adaptation, module lookup, the agreed stop across workers and
+# the compile rule (889); moving adaptation into the scripts that adapt and writing the template as
+# black leaves it brought it to 783. The ceiling stops it growing unnoticed (README: "Generated
+# code, measured").
 DIGITS_CEILING = 250
 RUNTIME_CEILING = 783
 
@@ -58,6 +58,12 @@ def test_every_script_is_at_most_350_lines():
 def test_digits_and_the_support_module_stay_under_their_ceilings():
     assert lines(GENERATED / "digits.py") <= DIGITS_CEILING
     assert lines(GENERATED / RUNTIME_FILE) <= RUNTIME_CEILING
+
+
+def test_the_support_module_template_is_what_black_writes():
+    """The template is black's output already: a reviewer reads in templates/ what is generated."""
+    body = (ROOT / "templates" / RUNTIME_FILE).read_text(encoding="utf-8")
+    assert black.format_str(body, mode=BLACK_MODE) == body
 
 
 @pytest.mark.parametrize("path", SCRIPTS + [GENERATED / RUNTIME_FILE], ids=lambda p: p.stem)
