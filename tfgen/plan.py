@@ -15,7 +15,7 @@ from typing import Any
 
 from . import catalog
 from .names import has_validation, metric_keys, output_names
-from .rules import resolve_in_memory, resolve_jit
+from .rules import model_layers, resolve_in_memory, resolve_jit
 from .spec import KerasObject, Spec
 from .spec.model import Residual
 
@@ -131,7 +131,8 @@ class LayerLine:
     shortcut: str = ""
 
 
-KEPT_OUTSIDE = {"Discretization", "IntegerLookup"}  # adapted layers that learn outside variables
+# Adapted layers that learn outside variables, and the dtype of the copy the checkpoint keeps.
+KEPT_OUTSIDE = {"Discretization": "float32", "IntegerLookup": "int64"}
 INTEGER_ADAPTED = {"IntegerLookup"}  # adapted layers that compute on integers (no float32 dtype)
 
 
@@ -265,7 +266,7 @@ class ModelView:
     trunk: list[LayerLine]
     outputs: list[OutputView]
     adapted: dict[str, int]  # adapted layer name -> training batches (trunk first, then heads)
-    kept_outside: bool  # an adapted layer learns outside variables: the checkpoint keeps a copy
+    kept_outside: dict[str, str]  # adapted layer type -> dtype of the checkpoint's copy (KEPT_OUTSIDE)
 
     @property
     def several_outputs(self) -> bool:
@@ -396,7 +397,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
     adapted: dict[str, int] = {}
     mixed = spec.precision != "float32"
     trunk = layer_lines(spec.model.layers, adapted, mixed)  # first: the trunk's adapted layers come first
-    outputs = _outputs(spec, adapted)
+    outputs = _outputs(spec, adapted, mixed)
     return View(
         header={"version": version, "spec_path": spec_path, "sha256": spec_sha256},
         docstring=_docstring(spec, outputs),
@@ -452,19 +453,19 @@ def _field(name: str, shape: list, dtype: str, classes: int | None) -> FieldView
     return FieldView(name=name, shape=literal(tuple(shape)), dtype=dtype, classes=classes)
 
 
-def _outputs(spec: Spec, adapted: dict[str, int]) -> list[OutputView]:
+def _outputs(spec: Spec, adapted: dict[str, int], mixed: bool) -> list[OutputView]:
     metrics: dict[str, list[tuple[str, str]]] = {}
     for output, key, metric in metric_keys(spec):
         metrics.setdefault(output, []).append((key, keras_call(metric, "metrics")))
     views = []
     for name in output_names(spec):
         head = list(spec.model.outputs.get(name, []))
-        if spec.precision != "float32" and spec.model.builder is None:
+        if mixed and spec.model.builder is None:
             head = float32_head(head)
         views.append(
             OutputView(
                 name=name,
-                layers=layer_lines(head, adapted, spec.precision != "float32"),
+                layers=layer_lines(head, adapted, mixed),
                 loss=keras_call(spec.losses[name], "losses", {"reduction": "None"}),
                 mean_per_example=len(spec.targets[name].shape) >= 2,
                 metrics=metrics.get(name, []),
@@ -475,7 +476,6 @@ def _outputs(spec: Spec, adapted: dict[str, int]) -> list[OutputView]:
 
 def _source(source) -> SourceView:
     if source.type == "python":
-        module, _, function = source.function.partition(":")
         return SourceView("python", call=literal(source.function), kwargs=_kwargs(source.kwargs))
     if source.type == "npz":
         return SourceView("npz", path=literal(source.path), x=literal(source.x), y=literal(source.y))
@@ -548,6 +548,7 @@ def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
 
 
 def _model(spec: Spec, trunk: list[LayerLine], outputs: list[OutputView], adapted: dict[str, int]) -> ModelView:
+    types = {item.type for item in model_layers(spec) if getattr(item, "adapt_batches", None)}
     return ModelView(
         builder=spec.model.builder,
         builder_kwargs=_kwargs(spec.model.kwargs),
@@ -555,17 +556,8 @@ def _model(spec: Spec, trunk: list[LayerLine], outputs: list[OutputView], adapte
         trunk=trunk,
         outputs=outputs,
         adapted=adapted,
-        kept_outside=bool(KEPT_OUTSIDE & _adapted_types([*spec.model.layers, *(x for h in spec.model.outputs.values() for x in h)])),
+        kept_outside={t: dtype for t, dtype in KEPT_OUTSIDE.items() if t in types},
     )
-
-
-def _adapted_types(items: list) -> set[str]:
-    """The types of the adapted layers among `items` (residual blocks included)."""
-    found: set[str] = set()
-    for item in items:
-        found |= _adapted_types(item.residual) if isinstance(item, Residual) else set()
-        found |= {item.type} if getattr(item, "adapt_batches", None) else set()
-    return found
 
 
 def optimizer_view(spec: Spec) -> OptimizerView:

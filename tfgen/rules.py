@@ -50,16 +50,21 @@ def resolve_jit(spec: Spec) -> bool | str:
     return True if convolutional else "long"
 
 
-def layer_types(spec: Spec) -> list[str]:
+def model_layers(spec: Spec) -> list:
+    """The model's layers in order, trunk then heads, residual blocks opened."""
     def walk(items):
         for item in items:
             if isinstance(item, Residual):
                 yield from walk(item.residual)
             else:
-                yield item.type
+                yield item
 
     heads = [layer for layers in spec.model.outputs.values() for layer in layers]
     return list(walk(list(spec.model.layers) + heads))
+
+
+def layer_types(spec: Spec) -> list[str]:
+    return [item.type for item in model_layers(spec)]
 
 
 def in_memory_blocker(spec: Spec) -> str | None:
