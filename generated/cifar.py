@@ -323,7 +323,7 @@ def main(argv=None):
     validation = validation_pipeline(validation)
     validation = strategy.experimental_distribute_dataset(validation)
     fit(trainer, validation, history, args.epochs, steps_per_epoch)
-    if run.finish():  # only the chief keeps the final model
+    if run.chief:  # only the chief keeps the final model
         trainer.model.save(run.output / "model.keras")
     return history.rows
 

@@ -78,7 +78,7 @@ class RunDirectory:
         if fresh or self.args.fresh:
             self.discard()
         sha256, resume = self.made_by["spec_sha256"], not (fresh or self.args.fresh)
-        trainer.restored = trainer.restore(self.output / "checkpoints", sha256, resume)
+        trainer.restore(self.output / "checkpoints", sha256, resume)
         epoch = int(trainer.state.epoch.numpy())
         history = History(self.output, self.write, last_epoch=epoch)
         stopping = getattr(trainer, "early_stopping", None)
@@ -105,12 +105,6 @@ class RunDirectory:
             print(f"--fresh: discarding the previous run in {self.output} ({names})")
             for path in found:
                 shutil.rmtree(path) if path.is_dir() else path.unlink()
-
-    def finish(self):
-        """Remove a non-chief worker's scratch directory; True where outputs are kept."""
-        if not self.chief:
-            shutil.rmtree(self.write, ignore_errors=True)
-        return self.chief
 
 
 def checked_arrays(arrays, fields, what):
@@ -329,6 +323,10 @@ class RunState(tf.Module):
         values = ", ".join(f"{k} = {v}" for k, v in pairs)
         step = self.bad_step.numpy() + 1
         message = f"the loss became non-finite at step {step} (epoch {epoch}): {values}"
+        self.stop(message, last_checkpoint)
+
+    def stop(self, message, last_checkpoint):
+        """Raise FloatingPointError: `message`, and that nothing since was saved."""
         kept = f"nothing after the last good checkpoint ({last_checkpoint}) was saved"
         raise FloatingPointError(f"{message}; {kept}")
 
@@ -422,10 +420,9 @@ class StandardTrainer:
             self.steps_per_call *= 2
         # Off XLA, relu(NaN) is 0: a NaN update can leave the loss finite (the state's check).
         if not finite and self.state.bad_step.numpy() < 0:
-            kept, where = self.manager.latest_checkpoint, f"in steps {step + 1}-"
-            where += f"{step + steps} of epoch {epoch}"
-            saved = f"nothing after the last good checkpoint ({kept}) was saved"
-            raise FloatingPointError(f"the weights became non-finite {where}; {saved}")
+            where = f"steps {step + 1}-{step + steps} of epoch {epoch}"
+            message = f"the weights became non-finite in {where}"
+            self.state.stop(message, self.manager.latest_checkpoint)
 
     def finite_weights(self):
         finite = [tf.reduce_all(tf.math.is_finite(v)) for v in self.variables]
@@ -479,6 +476,7 @@ class StandardTrainer:
         """
         identity = json.dumps({"spec_sha256": spec_sha256, "variables": self.shapes})
         self.checkpoint.identity.assign(identity)
+        self.restored = None  # the path resumed from, once restored
         for path in reversed(checkpoint_paths(directory) if resume else []):
             try:
                 saved = read_whole(path)
@@ -492,6 +490,7 @@ class StandardTrainer:
             self.checkpoint.identity.assign(identity)
             epoch, step = self.state.epoch.numpy() + 1, self.state.step_in_epoch.numpy()
             print(f"Resuming from {path} (epoch {epoch}, step {step})")
+            self.restored = path
             return path
         return None
 

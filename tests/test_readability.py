@@ -20,10 +20,10 @@ SCRIPTS = [GENERATED / f"{spec.stem}.py" for spec in SPECS]
 # Issue 10 asks digits <= 250 (met) and the support module <= 500: not met. It was 556 after issue
 # 10; issues 11-15 added run safety, adaptation, module lookup, the agreed stop across workers and
 # the compile rule (889); moving adaptation into the scripts that adapt and writing the template as
-# black leaves it brought it to 782. The ceiling stops it growing unnoticed (README: "Generated
+# black leaves it brought it to 781. The ceiling stops it growing unnoticed (README: "Generated
 # code, measured").
 DIGITS_CEILING = 250
-RUNTIME_CEILING = 782
+RUNTIME_CEILING = 781
 
 
 def functions(tree: ast.AST):
