@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # tfgen, and tfgen.datasets for the sequences case
 SYSTEMS = ["fit_default", "fit_tuned", "naive", "tfgen", "limit"]
 STREAMED = ["fit_default", "fit_tuned", "tfgen"]  # the limit and the naive loop slice arrays in memory
 # case: spec, examples, batch size, precision, epochs (full run); `source`: how the data reaches the
@@ -67,7 +68,8 @@ MODES = {
     "smoke": {"cases": ["mlp"], "rounds": 1, "scale": 0.005, "epochs": 3},
 }
 STREAM_BUDGET_BYTES = 2**20  # the in-memory budget the `mlp_npz_stream` worker gives the script
-TUNED_STEPS_PER_EXECUTION = 100  # what the generated loop's `auto` picks for these epoch lengths
+# fit_tuned's fixed steps_per_execution: where the generated loop's `auto` starts (it doubles while calls are short)
+TUNED_STEPS_PER_EXECUTION = 100
 
 
 # --- the worker: one system on one case, in this process -------------------------------------
@@ -130,20 +132,17 @@ def write_data(case: dict, examples: int, folder: Path) -> None:
                     writer.write(tf.train.Example(features=tf.train.Features(feature=example)).SerializeToString())
 
 
-def write_script(spec: dict, folder: Path) -> Path:
-    """Generate the script (and its support module beside it) with tfgen's own build path."""
+def write_script(spec: dict, folder: Path, stem: str = "bench") -> Path:
+    """Generate `<stem>.py` (and its support module beside it) with tfgen's own build path."""
     import yaml
 
-    sys.path.insert(0, str(ROOT))
     from tfgen.build import plan_targets
 
-    path = folder / "bench.yaml"
+    path = folder / f"{stem}.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
-    target, runtime = plan_targets([path], folder)
-    script = folder / "bench.py"
-    script.write_text(target.text)
-    runtime.output.write_text(runtime.text)  # the support module beside the script
-    return script
+    for target in plan_targets([path], folder):  # the script and the support module
+        target.output.write_text(target.text)
+    return folder / f"{stem}.py"
 
 
 def build_module(spec: dict, folder: Path, script: Path | None = None):
@@ -151,7 +150,6 @@ def build_module(spec: dict, folder: Path, script: Path | None = None):
     import importlib.util
 
     script = script or write_script(spec, folder)
-    sys.path.insert(0, str(ROOT))  # tfgen.datasets, for the sequences case
     module_spec = importlib.util.spec_from_file_location("bench_script", script)
     module = importlib.util.module_from_spec(module_spec)
     module_spec.loader.exec_module(module)
@@ -163,6 +161,27 @@ def keras_object(config, namespace):
         return getattr(namespace, config)()
     args = {k: v for k, v in config.items() if k not in ("type", "weight")}
     return getattr(namespace, config["type"])(**args)
+
+
+def spec_losses(spec: dict) -> tuple[dict, dict]:
+    """The spec's Keras losses by output, and their weights."""
+    import keras
+
+    items = spec["losses"].items()
+    losses = {name: keras_object(config, keras.losses) for name, config in items}
+    weights = {name: (config.get("weight", 1.0) if isinstance(config, dict) else 1.0) for name, config in items}
+    return losses, weights
+
+
+def compile_fit(model, optimizer, spec: dict, system: str) -> None:
+    """`model.compile` for `fit_default` (Keras defaults) or `fit_tuned` (steps_per_execution, XLA)."""
+    import keras
+
+    losses, weights = spec_losses(spec)
+    metrics = {name: [keras_object(m, keras.metrics) for m in items] for name, items in spec.get("metrics", {}).items()}
+    tuned = system == "fit_tuned"
+    model.compile(optimizer=optimizer, loss=losses, loss_weights=weights, metrics=metrics,
+                  steps_per_execution=TUNED_STEPS_PER_EXECUTION if tuned else 1, jit_compile=True if tuned else "auto")
 
 
 def run_worker(case_name: str, system: str, examples: int, epochs: int, data: Path | None = None,
@@ -191,7 +210,8 @@ def run_worker(case_name: str, system: str, examples: int, epochs: int, data: Pa
             rss.append(rss_mb())
 
         module.rt.History.append = recording
-        module.rt.IN_MEMORY_BUDGET_BYTES = STREAM_BUDGET_BYTES if case.get("source") == "npz" else 2**30
+        if case.get("source") == "npz":
+            module.rt.IN_MEMORY_BUDGET_BYTES = STREAM_BUDGET_BYTES
         try:
             history = module.main(["--output-dir", str(folder / "run"), "--fresh"])
         finally:
@@ -206,8 +226,6 @@ def run_worker(case_name: str, system: str, examples: int, epochs: int, data: Pa
         optimizer = module.build_optimizer()
         if case["precision"] == "mixed_float16":
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-        losses = {name: keras_object(config, keras.losses) for name, config in spec["losses"].items()}
-        weights = {name: (config.get("weight", 1.0) if isinstance(config, dict) else 1.0) for name, config in spec["losses"].items()}
         batch = case["batch"]
         steps = examples // batch
         if streamed:  # the generated script's own pipeline
@@ -219,11 +237,7 @@ def run_worker(case_name: str, system: str, examples: int, epochs: int, data: Pa
         throughput = []
 
         if system in ("fit_default", "fit_tuned"):
-            metrics = {name: [keras_object(m, keras.metrics) for m in items] for name, items in spec.get("metrics", {}).items()}
-            tuned = system == "fit_tuned"
-            model.compile(optimizer=optimizer, loss=losses, loss_weights=weights, metrics=metrics,
-                          steps_per_execution=TUNED_STEPS_PER_EXECUTION if tuned else 1,
-                          jit_compile=True if tuned else "auto")
+            compile_fit(model, optimizer, spec, system)
 
             class Timing(keras.callbacks.Callback):
                 def on_epoch_begin(self, epoch, logs=None):
@@ -235,6 +249,7 @@ def run_worker(case_name: str, system: str, examples: int, epochs: int, data: Pa
 
             model.fit(dataset, epochs=epochs, verbose=0, callbacks=[Timing()])
         else:
+            losses, weights = spec_losses(spec)
             variables = model.trainable_variables
 
             def loss_of(x, y, training=True):
@@ -312,11 +327,7 @@ def fit_from_start(module, spec: dict, system: str, epochs: int) -> dict:
     keras.utils.set_random_seed(module.SEED)
     train, validation = module.build_datasets()
     model = module.build_model()
-    losses = {name: keras_object(config, keras.losses) for name, config in spec["losses"].items()}
-    metrics = {name: [keras_object(m, keras.metrics) for m in items] for name, items in spec["metrics"].items()}
-    tuned = system == "fit_tuned"
-    model.compile(optimizer=module.build_optimizer(), loss=losses, metrics=metrics,
-                  steps_per_execution=TUNED_STEPS_PER_EXECUTION if tuned else 1, jit_compile=True if tuned else "auto")
+    compile_fit(model, module.build_optimizer(), spec, system)
 
     class Marker(keras.callbacks.Callback):
         def on_epoch_end(self, epoch, logs=None):

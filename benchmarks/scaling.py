@@ -25,14 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tfgen.build import plan_targets  # noqa: E402
+from run import write_script  # noqa: E402  (benchmarks/run.py, beside this file)
 from tfgen.launch import free_ports, tf_config  # noqa: E402
-
 
 
 def spec(workers: int, examples: int, epochs: int, batch: int) -> dict:
@@ -57,14 +54,6 @@ def spec(workers: int, examples: int, epochs: int, batch: int) -> dict:
         "train": {"epochs": epochs},
         "checkpoint": {"every_epochs": 1000, "keep": 1},
     }
-
-
-def build(folder: Path, workers: int, examples: int, epochs: int, batch: int) -> Path:
-    path = folder / f"scaling{workers}.yaml"
-    path.write_text(yaml.safe_dump(spec(workers, examples, epochs, batch), sort_keys=False))
-    for target in plan_targets([path], folder):
-        target.output.write_text(target.text)
-    return folder / f"scaling{workers}.py"
 
 
 def run(script: Path, workers: int, folder: Path, timeout: float) -> float:
@@ -98,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[int, list[float]] = {1: [], 2: []}
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        scripts = {n: build(folder, n, args.examples, args.epochs, args.batch) for n in results}
+        scripts = {n: write_script(spec(n, args.examples, args.epochs, args.batch), folder, f"scaling{n}")
+                   for n in results}
         for round_index in range(args.rounds):
             for workers, script in scripts.items():  # interleaved: the machine is shared
                 results[workers].append(run(script, workers, folder, timeout=900))
