@@ -28,7 +28,6 @@ from .names import output_names
 from .plan import adapted_arguments, float32_head, keras_call, optimizer_view
 from .rules import ADAPTABLE
 from .spec import KerasObject, Spec
-from .spec.base import LayerSpec
 from .spec.model import Residual
 
 # Keys of a layer entry that tfgen reads itself (not Keras arguments): skipped when constructing.
@@ -139,9 +138,6 @@ class _Deep:
                     return None
                 if self.construct(value, nested, loc + (arg,)) is None:
                     return None
-        if kind == "layers":
-            args = {k: v for k, v in args.items() if k not in LayerSpec.reserved and k != "type"}
-            obj = KerasObject.model_construct(type=name, args=args)
         return self.evaluate(keras_call(obj, kind, extra), loc, name)
 
     def evaluate(self, code: str, loc: Loc, name: str, **names: Any) -> Any:
