@@ -409,10 +409,8 @@ class _Deep:
                 return
         else:
             learning_rate = rate
-        code = view.call  # as build_optimizer writes it: whole, or around a wrapped rate
-        if view.wrapped:  # the script's WarmUp/ScaledOnPlateau wrap the rate; the optimizer takes it
-            code = f"{view.constructor}({', '.join(['learning_rate=learning_rate', *view.other_args])})"
-        optimizer = self.evaluate(code, ("optimizer",), spec.optimizer.type, learning_rate=learning_rate)
+        # as build_optimizer writes it: whole, or taking the wrapped rate by the name `learning_rate`
+        optimizer = self.evaluate(view.call, ("optimizer",), spec.optimizer.type, learning_rate=learning_rate)
         if optimizer is None:
             return
         if spec.precision == "mixed_float16":
