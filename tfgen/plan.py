@@ -15,7 +15,7 @@ from typing import Any
 
 from . import catalog
 from .names import has_validation, metric_keys, output_names
-from .rules import model_layers, resolve_in_memory, resolve_jit
+from .rules import INTEGER_ADAPTED, model_layers, resolve_in_memory, resolve_jit
 from .spec import KerasObject, Spec
 from .spec.model import Residual
 
@@ -133,7 +133,6 @@ class LayerLine:
 
 # Adapted layers that learn outside variables, and the dtype of the copy the checkpoint keeps.
 KEPT_OUTSIDE = {"Discretization": "float32", "IntegerLookup": "int64"}
-INTEGER_ADAPTED = {"IntegerLookup"}  # adapted layers that compute on integers (no float32 dtype)
 
 
 def layer_lines(items: list, adapted: dict[str, int], mixed: bool = False, depth: int = 0) -> list[LayerLine]:
