@@ -25,12 +25,11 @@ from .errors import SpecError, UsageError
 from .loader import Loc, Located
 from .modules import LookupFailed, import_function, lookup_path
 from .names import output_names
-from .plan import adapted_arguments, float32_head, keras_call, optimizer_view
+from .plan import adapted_arguments, float32_head, keras_call, optimizer_view, user_functions
 from .rules import ADAPTABLE
 from .spec import KerasObject, Spec
 from .spec.model import Residual
 
-# Keys of a layer entry that tfgen reads itself (not Keras arguments): skipped when constructing.
 # Losses whose target holds class ids, one axis fewer than the output (the classes axis).
 SPARSE = {"SparseCategoricalCrossentropy", "SparseCategoricalAccuracy", "SparseTopKCategoricalAccuracy"}
 # Losses and metrics whose target has the output's shape and whose last axis is the classes.
@@ -172,7 +171,7 @@ class _Deep:
 
     def layer(self, item: KerasObject, loc: Loc) -> Any:
         stats = ADAPTABLE.get(item.type)
-        adapted = "adapt" in item.args or getattr(item, "adapt", None)
+        adapted = getattr(item, "adapt_batches", None)
         if stats and not any(arg in item.args for arg in stats) and not adapted:
             given = " and ".join(f"`{arg}`" for arg in stats)
             them = "them" if len(stats) > 1 else "it"
@@ -186,10 +185,9 @@ class _Deep:
 
     def run(self) -> str:
         spec, keras = self.spec, self.keras
-        for part in ("train", "validation"):
-            source = getattr(spec.data, part) and getattr(spec.data, part).source
-            if source is not None and source.type == "python":
-                self.function(source.function, ("data", part, "source", "function"))
+        for loc, reference in user_functions(spec):
+            if loc[0] == "data":  # the builder is imported where the model is built
+                self.function(reference, loc)
         self.preprocessing()
         if spec.precision != "float32":
             keras.mixed_precision.set_global_policy(spec.precision)

@@ -25,7 +25,7 @@ KERAS_PLACES = (
     (("optimizer",), "optimizers"),
 )
 # Keys of a Keras object that tfgen reads itself (not constructor arguments), per kind.
-RESERVED_KEYS = {"losses": LossSpec.reserved, "layers": LayerSpec.reserved}  # tfgen keys, not Keras arguments
+RESERVED_KEYS = {"losses": LossSpec.reserved, "layers": LayerSpec.reserved}
 # Arguments tfgen sets itself, per kind, with the reason given to the user.
 OWNED_ARGUMENTS = {
     "losses": {
