@@ -24,19 +24,9 @@ import re
 import sys
 from pathlib import Path
 
-CATALOG_PATH = Path(__file__).resolve().parent.parent / "tfgen" / "keras_catalog.json"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's tfgen, whatever is installed
 
-# Public Keras namespaces a spec may name classes from, keyed by tfgen's kind.
-NAMESPACES = {
-    "layers": "keras.layers",
-    "losses": "keras.losses",
-    "metrics": "keras.metrics",
-    "optimizers": "keras.optimizers",
-    "schedules": "keras.optimizers.schedules",
-    "regularizers": "keras.regularizers",
-    "initializers": "keras.initializers",
-    "constraints": "keras.constraints",
-}
+from tfgen.catalog import CATALOG_PATH, NAMESPACE, NESTED_KIND_BY_SUFFIX, in_bounds
 
 # Abstract bases and wrappers that a spec never instantiates by name.
 EXCLUDED = {
@@ -105,7 +95,8 @@ def _defaults_and_docs(cls) -> tuple[dict[str, object], dict[str, str]]:
 
 # Namespaces whose objects Keras also accepts by name (`kernel_initializer="he_normal"`).
 NAMED_KINDS = ("activations", "initializers", "regularizers", "constraints")
-NESTED_SUFFIXES = {"_initializer": "initializers", "_regularizer": "regularizers", "_constraint": "constraints"}
+# A learning rate is a number or a schedule (see `argument_type`), the other suffixes a name or an object.
+NESTED_SUFFIXES = {suffix: kind for suffix, kind in NESTED_KIND_BY_SUFFIX.items() if suffix != "learning_rate"}
 # String arguments whose accepted values a class's docstring lists in full (checked by
 # tests/test_catalog.py, which constructs every listed value with Keras).
 CHOICE_ARGUMENTS = {
@@ -267,15 +258,7 @@ def _mark_float_only(cls, required: list[str], types: dict) -> None:
         for alt in alternatives:
             if alt["is"] != "number":
                 continue
-            sample = next(
-                (
-                    v
-                    for v in (1.0, 0.0)
-                    if alt.get("min", v) <= v <= alt.get("max", v)
-                    and not (alt.get("open") and v in (alt.get("min"), alt.get("max")))
-                ),
-                None,
-            )
+            sample = next((v for v in (1.0, 0.0) if in_bounds(v, alt)), None)
             if sample is None or not _builds(cls, name, sample):
                 continue
             if not _builds(cls, name, int(sample)):
@@ -348,7 +331,7 @@ def extract() -> dict:
     import keras
 
     catalog: dict = {"keras_version": keras.__version__, "kinds": {}}
-    for kind, dotted in NAMESPACES.items():
+    for kind, dotted in NAMESPACE.items():
         module = importlib.import_module(dotted)
         entries = {}
         for attr in sorted(dir(module)):

@@ -77,12 +77,7 @@ def nested_kind(argument: str, class_name: str) -> str | None:
 
 # --- argument types (see scripts/extract_keras_catalog.py for what each alternative means) ------
 
-NAME_NOUN = {
-    "activations": "activation",
-    "initializers": "initializer",
-    "regularizers": "regularizer",
-    "constraints": "constraint",
-}
+NAME_NOUN = {**KIND_NOUN, "activations": "activation"}  # nouns of the kinds whose names `keras.<kind>.get` resolves
 
 
 def argument_type(kind: str, class_name: str, argument: str) -> list[dict[str, Any]] | None:
@@ -95,7 +90,8 @@ def names(kind: str) -> list[str]:
     return load()["names"][kind]
 
 
-def _in_bounds(value: float, alt: dict[str, Any]) -> bool:
+def in_bounds(value: float, alt: dict[str, Any]) -> bool:
+    """Whether a number is within a numeric alternative's `min`/`max` (excluded when `open`)."""
     low, high, open_ = alt.get("min"), alt.get("max"), alt.get("open", False)
     if low is not None and (value < low or open_ and value == low):
         return False
@@ -113,12 +109,12 @@ def accepts(alt: dict[str, Any], value: Any) -> bool:
     if what == "bool":
         return isinstance(value, bool)
     if what == "int":
-        return _is_int(value) and _in_bounds(value, alt)
+        return _is_int(value) and in_bounds(value, alt)
     if what == "ints":
         return isinstance(value, list) and bool(value) and all(_is_int(v) for v in value)
     if what == "number":
         kinds = (float,) if alt.get("float") else (int, float)
-        return isinstance(value, kinds) and not isinstance(value, bool) and _in_bounds(value, alt)
+        return isinstance(value, kinds) and not isinstance(value, bool) and in_bounds(value, alt)
     if what == "choice":
         if not isinstance(value, str):
             return False

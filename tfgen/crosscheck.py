@@ -10,7 +10,7 @@ from . import catalog
 from .errors import SpecIssue
 from .loader import Loc, Located, walk
 from .names import FIXED_KEYS, VALIDATION_PREFIX, has_validation, history_keys, metric_key, output_names
-from .rules import ADAPTABLE, JIT_STRATEGIES, NO_XLA_LAYERS, in_memory_blocker, layer_types
+from .rules import ADAPTABLE, INTEGER_ADAPTED, JIT_STRATEGIES, in_memory_blocker, xla_lookups
 from .spec import Spec
 from .spec.model import Residual
 
@@ -97,11 +97,19 @@ def _model(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 
 
 def _layer_items(layers: list, loc: Loc) -> Iterator[tuple[Loc, Any]]:
+    """(location, layer) of a layer list's layers, residual blocks opened."""
     for i, layer in enumerate(layers):
         if isinstance(layer, Residual):
             yield from _layer_items(layer.residual, loc + (i, "residual"))
         else:
             yield loc + (i,), layer
+
+
+def _model_layer_items(spec: Spec) -> Iterator[tuple[Loc, Any]]:
+    """(location, layer) of the model's layers, trunk then heads (`rules.model_layers` with locations)."""
+    yield from _layer_items(spec.model.layers, ("model", "layers"))
+    for output, layers in spec.model.outputs.items():
+        yield from _layer_items(layers, ("model", "outputs", output))
 
 
 def _adapt(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
@@ -112,10 +120,7 @@ def _adapt(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
             if layer.adapt_batches:
                 yield doc.issue(loc + ("adapt",), f"an adapted layer belongs in `model.layers`, where its statistics "
                                 f"are saved with the model and its checkpoints (`{field}` layers are not)", key=True)
-    model = list(_layer_items(spec.model.layers, ("model", "layers")))
-    for output, layers in spec.model.outputs.items():
-        model += list(_layer_items(layers, ("model", "outputs", output)))
-    for loc, layer in model:
+    for loc, layer in _model_layer_items(spec):
         if layer.adapt_batches and layer.type in ADAPTABLE:
             yield from _adapted_layer(spec, doc, loc, layer)
         elif layer.adapt_batches:
@@ -142,7 +147,8 @@ def _adapted_layer(spec: Spec, doc: Located, loc: Loc, layer: Any) -> Iterator[S
                                                                   and layer.args.get("max_tokens")):
         yield doc.issue(loc + ("output_mode",), f"an adapted `IntegerLookup` with `output_mode: {mode}` needs "
                         "`max_tokens` and `pad_to_max_tokens: true` (the model is built before the vocabulary is known)")
-    if layer.type != "IntegerLookup" and spec.precision != "float32" and layer.args.get("dtype", "float32") != "float32":
+    not_float32 = layer.args.get("dtype", "float32") != "float32"
+    if layer.type not in INTEGER_ADAPTED and spec.precision != "float32" and not_float32:
         yield doc.issue(loc + ("dtype",), f"under `{spec.precision}` an adapted layer computes in float32 (Keras's "
                         "`adapt` fails in float16); remove `dtype` and tfgen sets it")
 
@@ -210,7 +216,7 @@ def _performance(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 
 
 def _lookups_under_xla(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    lookups = sorted(set(NO_XLA_LAYERS) & set(layer_types(spec)))
+    lookups = xla_lookups(spec)
     if spec.train.jit_compile is True and lookups:
         yield doc.issue(("train", "jit_compile"), f"XLA cannot compile `{lookups[0]}`'s hash-table lookup; use `auto` "
                         "(off here) or `false`")
@@ -281,24 +287,15 @@ def _early_stopping(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         yield doc.issue(loc, f"`{stopping.monitor}` is not logged by this run{catalog.did_you_mean(stopping.monitor, keys)} (logged: {', '.join(keys)})")
 
 
-def _layer_arguments(layers: list, loc: Loc) -> Iterator[tuple[Loc, dict[str, Any]]]:
-    for i, layer in enumerate(layers):
-        if isinstance(layer, Residual):
-            yield from _layer_arguments(layer.residual, loc + (i, "residual"))
-        else:
-            yield loc + (i,), layer.args
-
-
 def _literal_arguments(spec: Spec, section: str) -> Iterator[tuple[Loc, dict[str, Any]]]:
     """(location, arguments) of a section's free-form arguments: Keras objects' and kwargs."""
     if section == "model":
-        yield from _layer_arguments(spec.model.layers, ("model", "layers"))
-        for output, layers in spec.model.outputs.items():
-            yield from _layer_arguments(layers, ("model", "outputs", output))
+        yield from ((loc, layer.args) for loc, layer in _model_layer_items(spec))
         yield ("model", "kwargs"), spec.model.kwargs
     elif section == "data":
         for field in ("preprocess", "augment"):
-            yield from _layer_arguments(getattr(spec.data.train, field), ("data", "train", field))
+            layers = _layer_items(getattr(spec.data.train, field), ("data", "train", field))
+            yield from ((loc, layer.args) for loc, layer in layers)
         for loc, source in _sources(spec):
             if source.type == "python":
                 yield loc + ("kwargs",), source.kwargs

@@ -25,13 +25,11 @@ from .errors import SpecError, UsageError
 from .loader import Loc, Located
 from .modules import LookupFailed, import_function, lookup_path
 from .names import output_names
-from .plan import adapted_arguments, float32_head, keras_call, optimizer_view
+from .plan import adapted_arguments, float32_head, keras_call, optimizer_view, user_functions
 from .rules import ADAPTABLE
 from .spec import KerasObject, Spec
-from .spec.base import LayerSpec
 from .spec.model import Residual
 
-# Keys of a layer entry that tfgen reads itself (not Keras arguments): skipped when constructing.
 # Losses whose target holds class ids, one axis fewer than the output (the classes axis).
 SPARSE = {"SparseCategoricalCrossentropy", "SparseCategoricalAccuracy", "SparseTopKCategoricalAccuracy"}
 # Losses and metrics whose target has the output's shape and whose last axis is the classes.
@@ -139,9 +137,6 @@ class _Deep:
                     return None
                 if self.construct(value, nested, loc + (arg,)) is None:
                     return None
-        if kind == "layers":
-            args = {k: v for k, v in args.items() if k not in LayerSpec.reserved and k != "type"}
-            obj = KerasObject.model_construct(type=name, args=args)
         return self.evaluate(keras_call(obj, kind, extra), loc, name)
 
     def evaluate(self, code: str, loc: Loc, name: str, **names: Any) -> Any:
@@ -176,7 +171,7 @@ class _Deep:
 
     def layer(self, item: KerasObject, loc: Loc) -> Any:
         stats = ADAPTABLE.get(item.type)
-        adapted = "adapt" in item.args or getattr(item, "adapt", None)
+        adapted = getattr(item, "adapt_batches", None)
         if stats and not any(arg in item.args for arg in stats) and not adapted:
             given = " and ".join(f"`{arg}`" for arg in stats)
             them = "them" if len(stats) > 1 else "it"
@@ -190,10 +185,9 @@ class _Deep:
 
     def run(self) -> str:
         spec, keras = self.spec, self.keras
-        for part in ("train", "validation"):
-            source = getattr(spec.data, part) and getattr(spec.data, part).source
-            if source is not None and source.type == "python":
-                self.function(source.function, ("data", part, "source", "function"))
+        for loc, reference in user_functions(spec):
+            if loc[0] == "data":  # the builder is imported where the model is built
+                self.function(reference, loc)
         self.preprocessing()
         if spec.precision != "float32":
             keras.mixed_precision.set_global_policy(spec.precision)
@@ -413,10 +407,8 @@ class _Deep:
                 return
         else:
             learning_rate = rate
-        code = view.call  # as build_optimizer writes it: whole, or around a wrapped rate
-        if view.wrapped:  # the script's WarmUp/ScaledOnPlateau wrap the rate; the optimizer takes it
-            code = f"{view.constructor}({', '.join(['learning_rate=learning_rate', *view.other_args])})"
-        optimizer = self.evaluate(code, ("optimizer",), spec.optimizer.type, learning_rate=learning_rate)
+        # as build_optimizer writes it: whole, or taking the wrapped rate by the name `learning_rate`
+        optimizer = self.evaluate(view.call, ("optimizer",), spec.optimizer.type, learning_rate=learning_rate)
         if optimizer is None:
             return
         if spec.precision == "mixed_float16":

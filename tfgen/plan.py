@@ -15,7 +15,7 @@ from typing import Any
 
 from . import catalog
 from .names import has_validation, metric_keys, output_names
-from .rules import model_layers, resolve_in_memory, resolve_jit
+from .rules import INTEGER_ADAPTED, model_layers, resolve_in_memory, resolve_jit
 from .spec import KerasObject, Spec
 from .spec.model import Residual
 
@@ -133,7 +133,6 @@ class LayerLine:
 
 # Adapted layers that learn outside variables, and the dtype of the copy the checkpoint keeps.
 KEPT_OUTSIDE = {"Discretization": "float32", "IntegerLookup": "int64"}
-INTEGER_ADAPTED = {"IntegerLookup"}  # adapted layers that compute on integers (no float32 dtype)
 
 
 def layer_lines(items: list, adapted: dict[str, int], mixed: bool = False, depth: int = 0) -> list[LayerLine]:
@@ -275,10 +274,8 @@ class ModelView:
 
 @dataclass
 class OptimizerView:
-    call: str  # the whole constructor, when nothing wraps the rate
-    constructor: str  # keras.optimizers.Class
-    learning_rate: str
-    other_args: list[str]
+    call: str  # the constructor; when the rate is wrapped, it takes the name `learning_rate`
+    learning_rate: str  # the rate's own code (a literal or a schedule), which a wrapped rate starts from
     warmup: dict[str, Any] | None
     plateau: dict[str, Any] | None  # ReduceOnPlateau arguments (literals)
 
@@ -564,14 +561,15 @@ def optimizer_view(spec: Spec) -> OptimizerView:
     optimizer = spec.optimizer
     rate = optimizer.args.get("learning_rate")
     rate_code = keras_call(rate, "schedules") if isinstance(rate, dict) else literal(rate)
-    others = [f"{arg}={argument(arg, value)}" for arg, value in optimizer.args.items() if arg != "learning_rate"]
     warmup = spec.train.warmup
     plateau = spec.train.reduce_on_plateau
+    call = keras_call(optimizer, "optimizers")
+    if warmup is not None or plateau is not None:  # the script's WarmUp/ScaledOnPlateau wrap the rate
+        others = [f"{arg}={argument(arg, value)}" for arg, value in optimizer.args.items() if arg != "learning_rate"]
+        call = f"keras.optimizers.{optimizer.type}({', '.join(['learning_rate=learning_rate', *others])})"
     return OptimizerView(
-        call=keras_call(optimizer, "optimizers"),
-        constructor=f"keras.optimizers.{optimizer.type}",
+        call=call,
         learning_rate=rate_code,
-        other_args=others,
         warmup={"steps": warmup.steps, "initial": literal(warmup.initial)} if warmup else None,
         plateau={k: literal(v) for k, v in plateau.model_dump().items()} if plateau else None,
     )

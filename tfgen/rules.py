@@ -15,6 +15,7 @@ from .spec.model import Residual
 # (a resume puts them back).
 ADAPTABLE = {"Normalization": ("mean", "variance"), "Discretization": ("bin_boundaries",),
              "IntegerLookup": ("vocabulary",)}
+INTEGER_ADAPTED = {"IntegerLookup"}  # adapted layers that compute on integers (no float32 dtype)
 
 # Strategies under which an XLA-compiled step is known to work (on CPU: XLA under MirroredStrategy
 # over logical CPU devices failed; see ../shared/notes/keras3-custom-loops.md).
@@ -39,7 +40,7 @@ def resolve_jit(spec: Spec) -> bool | str:
         return spec.train.jit_compile
     if spec.strategy.type not in JIT_STRATEGIES or spec.debug.check_numerics:
         return False
-    if set(NO_XLA_LAYERS) & set(layer_types(spec)):
+    if xla_lookups(spec):
         return False
     train = spec.data.train
     if train.bucket_by_sequence_length or (train.padded_batch and not train.padded_batch.padded_shapes):
@@ -65,6 +66,11 @@ def model_layers(spec: Spec) -> list:
 
 def layer_types(spec: Spec) -> list[str]:
     return [item.type for item in model_layers(spec)]
+
+
+def xla_lookups(spec: Spec) -> list[str]:
+    """The model's layer types that XLA cannot compile (hash-table lookups), sorted."""
+    return sorted(set(NO_XLA_LAYERS) & set(layer_types(spec)))
 
 
 def in_memory_blocker(spec: Spec) -> str | None:

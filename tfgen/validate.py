@@ -25,7 +25,7 @@ KERAS_PLACES = (
     (("optimizer",), "optimizers"),
 )
 # Keys of a Keras object that tfgen reads itself (not constructor arguments), per kind.
-RESERVED_KEYS = {"losses": LossSpec.reserved, "layers": LayerSpec.reserved}  # tfgen keys, not Keras arguments
+RESERVED_KEYS = {"losses": LossSpec.reserved, "layers": LayerSpec.reserved}
 # Arguments tfgen sets itself, per kind, with the reason given to the user.
 OWNED_ARGUMENTS = {
     "losses": {
@@ -172,15 +172,16 @@ def _check_layer_item(doc: Located, node: Any, kind: str, loc: Loc):
             for i, item in enumerate(node["residual"]):
                 yield from _check_layer_item(doc, item, kind, loc + ("residual", i))
         return
-    yield from _check_keras(doc, node, kind, loc)
+    yield from _check_keras(doc, node, kind, loc, RESERVED_KEYS.get(kind, ()))
 
 
 def _check_keras(doc: Located, node: Any, kind: str, loc: Loc, reserved: tuple[str, ...] = ()):
+    """Check one Keras object's class and arguments; `reserved` are the keys tfgen reads itself
+    (only a spec item's own, never a nested object's: those are all constructor arguments)."""
     if isinstance(node, str):
         name, args, type_loc = node, {}, loc
     elif isinstance(node, dict) and isinstance(node.get("type"), str):
         name, type_loc = node["type"], loc + ("type",)
-        reserved = RESERVED_KEYS.get(kind, ())
         args = {k: v for k, v in node.items() if k != "type" and k not in reserved}
     else:
         return  # the structural validation reports it

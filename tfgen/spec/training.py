@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import (
     Field,
@@ -93,10 +93,13 @@ class Train(StrictModel):
     )
 
 
+StrategyType = Literal["default", "one_device", "mirrored", "multi_worker_mirrored"]  # the strategies tfgen writes
+
+
 class Strategy(StrictModel):
     """The tf.distribute strategy; `batch_size` stays the global batch."""
 
-    type: Literal["default", "one_device", "mirrored", "multi_worker_mirrored"] = "default"
+    type: StrategyType = "default"
     device: str | None = Field(None, description="one_device: the device, e.g. /gpu:0")
     devices: list[str] | None = Field(None, description="mirrored: the devices (default: all visible GPUs, else the CPU)")
     communication: Literal["auto", "ring", "nccl"] = Field("auto", description="multi_worker_mirrored: collective implementation")
@@ -104,7 +107,7 @@ class Strategy(StrictModel):
         600.0, description="multi_worker_mirrored: a collective waiting longer for a peer fails the worker (null: wait forever)"
     )
 
-    SUPPORTED: ClassVar[tuple[str, ...]] = ("default", "one_device", "mirrored", "multi_worker_mirrored")
+    SUPPORTED: ClassVar[tuple[str, ...]] = get_args(StrategyType)
     # tf.distribute strategies tfgen writes no loop for, and why.
     UNSUPPORTED: ClassVar[dict[str, str]] = {
         "parameterserver": "ParameterServerStrategy: asynchronous training needs a ClusterCoordinator loop",
