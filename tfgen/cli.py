@@ -140,22 +140,15 @@ def _run(args: argparse.Namespace) -> int:
         print(f"wrote {write_starter(args.name, args.dir)}")
         return EXIT_OK
     if args.command == "validate":
-        from .build import display_path
-        from .resolve import resolve
-        from .validate import validate
+        from .build import Issues, load_spec
 
-        issues = []
+        issues = Issues()
         deep = args.deep or args.summary
         for path in args.specs:
-            try:
-                doc = resolve(path, display_path(path), args.overrides)
-                spec = validate(doc)
-                if deep:
-                    _deep(doc, spec, path, args.summary)
-            except SpecError as error:
-                issues.extend(error.issues)
-        if issues:
-            raise SpecError(issues)
+            loaded = issues.attempt(load_spec, path, args.overrides)
+            if loaded and deep:
+                issues.attempt(_deep, loaded, path, args.summary)
+        issues.raise_any()
         print(f"{len(args.specs)} spec(s) valid" + (" (--deep: built with Keras)" if deep else ""))
         return EXIT_OK
 
@@ -193,10 +186,11 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_DIFFERENT if any(diffs) else EXIT_OK
 
 
-def _deep(doc, spec, path: Path, summary: bool) -> None:
+def _deep(loaded, path: Path, summary: bool) -> None:
     """`validate --deep`: build the spec's Keras objects and model (imports Keras only here)."""
     from .deep import deep_validate
 
+    _, doc, spec = loaded
     result = deep_validate(doc, spec, path.parent)
     if summary:
         print(f"{doc.path}: model `{spec.name}`\n{result.summary}", end="")
