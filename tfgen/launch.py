@@ -66,6 +66,15 @@ def describe(returncode: int) -> str:
     return f"exited with {returncode}"
 
 
+def kill_group(process: subprocess.Popen, number: int) -> None:
+    """Send signal `number` to the process group of `process` (started in its own session) while it runs."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, number)
+        except (ProcessLookupError, PermissionError):  # the group ended meanwhile
+            pass
+
+
 @dataclass
 class Group:
     """The local workers of one attempt: their processes and the threads copying their output."""
@@ -112,8 +121,7 @@ class Group:
     def signal(self, number: int) -> None:
         """Signal every running worker's process group (as a terminal would: its children too)."""
         for process in self.processes.values():
-            if process.poll() is None:
-                os.killpg(process.pid, number)
+            kill_group(process, number)
 
     def stop(self, grace: float) -> None:
         """Wait up to `grace` seconds for the workers to exit, then SIGKILL the rest; drain output."""
@@ -222,3 +230,4 @@ def run(args) -> int:
     hosts = parse_hosts(args.hosts)
     tf_config(hosts, args.index)  # checks the index
     return launch(args.script, script_args, hosts, [args.index], args.max_restarts, args.grace)
+
