@@ -77,22 +77,10 @@ def _positive(kind):
 
 def _add_cluster_commands(commands) -> None:
     """`launch`, `tf-config` (tfgen/launch.py) and `manifest` (tfgen/manifest.py): beyond one machine."""
-    launch = commands.add_parser("launch", help="run a multi_worker_mirrored script on N local workers (or one host)")
-    launch.add_argument("--workers", type=int, metavar="N", help="start N workers on this host")
-    launch.add_argument("--hosts", metavar="H:P,...", help="every worker's host:port (one per host), with --index")
-    launch.add_argument("--index", type=int, metavar="I", help="with --hosts: this host's place in the list")
-    launch.add_argument("--max-restarts", type=int, default=0, metavar="K",
-                        help="restart the group after a failure up to K times (default 0)")
-    launch.add_argument("--grace", type=float, default=30.0, metavar="S",
-                        help="seconds the workers get to save after Ctrl-C before SIGKILL (default 30)")
-    launch.add_argument("script", type=Path, metavar="SCRIPT", help="the generated script")
-    launch.add_argument("args", nargs=argparse.REMAINDER, metavar="-- ARGS", help="the script's options")
-    config = commands.add_parser("tf-config", help="print the TF_CONFIG of one worker of a host list")
-    config.add_argument("--hosts", required=True, metavar="H:P,...", help="every worker's host:port")
-    config.add_argument("--index", required=True, type=int, metavar="I", help="this worker's place in the list")
-    from .manifest import add_parser
+    from . import launch, manifest
 
-    add_parser(commands)
+    launch.add_parsers(commands)
+    manifest.add_parser(commands)
 
 
 def _add_set(command: argparse.ArgumentParser) -> None:
@@ -202,9 +190,7 @@ def _run_cluster_command(args: argparse.Namespace) -> int:
     if args.command == "launch":
         return launch.run(args)
     if args.command == "tf-config":
-        hosts = launch.parse_hosts(args.hosts)
-        print(launch.tf_config(hosts, args.index))
-        return EXIT_OK
+        return launch.run_tf_config(args)
     from .manifest import run as run_manifest
 
     return run_manifest(args)
