@@ -6,15 +6,20 @@ import difflib
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NamedTuple, TypeVar
 
 from .errors import SpecError, SpecIssue, UsageError
+from .loader import Located
 from .plan import user_functions
 from .render import RUNTIME_FILE, render, render_runtime
 from .resolve import resolve, resolved_sha256
+from .spec import Spec
 from .validate import validate
 
+T = TypeVar("T")
 HASH_LINE = re.compile(r"^# Spec sha256: ([0-9a-f]{64})$", re.MULTILINE)
 
 
@@ -54,45 +59,81 @@ def shown_path(path: Path) -> str:
         return path.as_posix()
 
 
-def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[str, ...] = ()) -> list[Target]:
-    """Render every spec; raise SpecError with the problems of all specs if any is invalid."""
-    targets, issues = [], []
+class Loaded(NamedTuple):
+    """One resolved and valid spec: its path as messages show it, its located document, the Spec."""
+
+    shown: str
+    doc: Located
+    spec: Spec
+
+
+def load_spec(path: Path, overrides: list[str] | tuple[str, ...] = ()) -> Loaded:
+    """Resolve `path` (following `extends`, applying `--set` overrides) and validate it; SpecError if invalid."""
+    shown = display_path(path)
+    doc = resolve(path, shown, overrides)
+    return Loaded(shown, doc, validate(doc))
+
+
+class Issues:
+    """The problems of many specs, gathered so that one SpecError reports all of them."""
+
+    def __init__(self) -> None:
+        self.found: list[SpecIssue] = []
+
+    def attempt(self, function: Callable[..., T], *args: Any) -> T | None:
+        """`function(*args)`, or None when it raised SpecError (whose problems are kept)."""
+        try:
+            return function(*args)
+        except SpecError as error:
+            self.found.extend(error.issues)
+            return None
+
+    def raise_any(self) -> None:
+        if self.found:
+            raise SpecError(self.found)
+
+
+def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[str, ...] = (), *,
+                 loaded: dict[Path, Loaded] | None = None) -> list[Target]:
+    """Render every spec; raise SpecError with the problems of all specs if any is invalid.
+    `loaded`: specs already loaded (by load_spec), rendered as they are instead of loaded again."""
+    targets, issues = [], Issues()
     given = {spec.resolve() for spec in specs}
     writers: dict[Path, Path] = {}  # output file -> the spec that writes it
     for spec_path in specs:
         shown = display_path(spec_path)
         output = out_dir / f"{spec_path.stem}.py"
         if f"{spec_path.stem}.py" == RUNTIME_FILE:
-            issues.append(SpecIssue(shown, 1, 1, "", f"a spec named `{spec_path.name}` would overwrite the support module {RUNTIME_FILE}: rename it"))
+            issues.found.append(SpecIssue(shown, 1, 1, "", f"a spec named `{spec_path.name}` would overwrite the support module {RUNTIME_FILE}: rename it"))
             continue
         if output.resolve() in given:
-            issues.append(SpecIssue(shown, 1, 1, "", f"the generated script {display_path(output)} would overwrite a spec given to this command: rename the spec or pick another --out"))
+            issues.found.append(SpecIssue(shown, 1, 1, "", f"the generated script {display_path(output)} would overwrite a spec given to this command: rename the spec or pick another --out"))
             continue
         first = writers.setdefault(output.resolve(), spec_path)
         if first.resolve() == spec_path.resolve() and first is not spec_path:
             continue  # the same spec twice: build it once
         if first is not spec_path:
-            issues.append(SpecIssue(shown, 1, 1, "", f"{display_path(first)} also writes {display_path(output)} (specs with the same name in one build): rename one"))
+            issues.found.append(SpecIssue(shown, 1, 1, "", f"{display_path(first)} also writes {display_path(output)} (specs with the same name in one build): rename one"))
             continue
-        try:
-            doc = resolve(spec_path, shown, overrides)
-            spec = validate(doc)
-        except SpecError as error:
-            issues.extend(error.issues)
-            continue
-        shadowed = [loc for loc, ref in user_functions(spec) if ref.partition(":")[0].split(".")[0] == spec_path.stem]
-        if shadowed:  # the script's folder is on sys.path: `import x` from x.py imports the script
-            message = f"module `{spec_path.stem}` has the name of the script this spec generates ({output.name}), which would import itself instead: rename the spec or the module"
-            issues.extend(doc.issue(loc, message) for loc in shadowed)
-            continue
-        sha = resolved_sha256(doc)
-        # Where the script finds user modules beside the spec: relative, so the same bytes anywhere.
-        spec_dir = Path(os.path.relpath(spec_path.resolve().parent, out_dir.resolve())).as_posix()
-        targets.append(Target(spec_path, output, render(spec, spec_path=shown, sha256=sha, spec_dir=spec_dir), sha))
-    if issues:
-        raise SpecError(issues)
+        ready = (loaded or {}).get(spec_path) or issues.attempt(load_spec, spec_path, overrides)
+        if ready and (target := issues.attempt(_script_target, spec_path, ready, output)):
+            targets.append(target)
+    issues.raise_any()
     # One support module beside the scripts, shared by all of them.
     return [*targets, Target(None, out_dir / RUNTIME_FILE, render_runtime(), "")]
+
+
+def _script_target(spec_path: Path, loaded: Loaded, output: Path) -> Target:
+    """The script generated from one valid spec; SpecError when a module it names would import the script."""
+    shown, doc, spec = loaded
+    shadowed = [loc for loc, ref in user_functions(spec) if ref.partition(":")[0].split(".")[0] == spec_path.stem]
+    if shadowed:  # the script's folder is on sys.path: `import x` from x.py imports the script
+        message = f"module `{spec_path.stem}` has the name of the script this spec generates ({output.name}), which would import itself instead: rename the spec or the module"
+        raise SpecError([doc.issue(loc, message) for loc in shadowed])
+    sha = resolved_sha256(doc)
+    # Where the script finds user modules beside the spec: relative, so the same bytes anywhere.
+    spec_dir = Path(os.path.relpath(spec_path.resolve().parent, output.parent.resolve())).as_posix()
+    return Target(spec_path, output, render(spec, spec_path=shown, sha256=sha, spec_dir=spec_dir), sha)
 
 
 class OutputError(UsageError):

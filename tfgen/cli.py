@@ -77,22 +77,10 @@ def _positive(kind):
 
 def _add_cluster_commands(commands) -> None:
     """`launch`, `tf-config` (tfgen/launch.py) and `manifest` (tfgen/manifest.py): beyond one machine."""
-    launch = commands.add_parser("launch", help="run a multi_worker_mirrored script on N local workers (or one host)")
-    launch.add_argument("--workers", type=int, metavar="N", help="start N workers on this host")
-    launch.add_argument("--hosts", metavar="H:P,...", help="every worker's host:port (one per host), with --index")
-    launch.add_argument("--index", type=int, metavar="I", help="with --hosts: this host's place in the list")
-    launch.add_argument("--max-restarts", type=int, default=0, metavar="K",
-                        help="restart the group after a failure up to K times (default 0)")
-    launch.add_argument("--grace", type=float, default=30.0, metavar="S",
-                        help="seconds the workers get to save after Ctrl-C before SIGKILL (default 30)")
-    launch.add_argument("script", type=Path, metavar="SCRIPT", help="the generated script")
-    launch.add_argument("args", nargs=argparse.REMAINDER, metavar="-- ARGS", help="the script's options")
-    config = commands.add_parser("tf-config", help="print the TF_CONFIG of one worker of a host list")
-    config.add_argument("--hosts", required=True, metavar="H:P,...", help="every worker's host:port")
-    config.add_argument("--index", required=True, type=int, metavar="I", help="this worker's place in the list")
-    from .manifest import add_parser
+    from . import launch, manifest
 
-    add_parser(commands)
+    launch.add_parsers(commands)
+    manifest.add_parser(commands)
 
 
 def _add_set(command: argparse.ArgumentParser) -> None:
@@ -140,22 +128,15 @@ def _run(args: argparse.Namespace) -> int:
         print(f"wrote {write_starter(args.name, args.dir)}")
         return EXIT_OK
     if args.command == "validate":
-        from .build import display_path
-        from .resolve import resolve
-        from .validate import validate
+        from .build import Issues, load_spec
 
-        issues = []
+        issues = Issues()
         deep = args.deep or args.summary
         for path in args.specs:
-            try:
-                doc = resolve(path, display_path(path), args.overrides)
-                spec = validate(doc)
-                if deep:
-                    _deep(doc, spec, path, args.summary)
-            except SpecError as error:
-                issues.extend(error.issues)
-        if issues:
-            raise SpecError(issues)
+            loaded = issues.attempt(load_spec, path, args.overrides)
+            if loaded and deep:
+                issues.attempt(_deep, loaded, path, args.summary)
+        issues.raise_any()
         print(f"{len(args.specs)} spec(s) valid" + (" (--deep: built with Keras)" if deep else ""))
         return EXIT_OK
 
@@ -193,10 +174,11 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_DIFFERENT if any(diffs) else EXIT_OK
 
 
-def _deep(doc, spec, path: Path, summary: bool) -> None:
+def _deep(loaded, path: Path, summary: bool) -> None:
     """`validate --deep`: build the spec's Keras objects and model (imports Keras only here)."""
     from .deep import deep_validate
 
+    _, doc, spec = loaded
     result = deep_validate(doc, spec, path.parent)
     if summary:
         print(f"{doc.path}: model `{spec.name}`\n{result.summary}", end="")
@@ -208,9 +190,7 @@ def _run_cluster_command(args: argparse.Namespace) -> int:
     if args.command == "launch":
         return launch.run(args)
     if args.command == "tf-config":
-        hosts = launch.parse_hosts(args.hosts)
-        print(launch.tf_config(hosts, args.index))
-        return EXIT_OK
+        return launch.run_tf_config(args)
     from .manifest import run as run_manifest
 
     return run_manifest(args)

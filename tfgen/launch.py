@@ -8,6 +8,7 @@ fails and restarts it (each run resumes from the chief's checkpoint), and forwar
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -66,6 +67,15 @@ def describe(returncode: int) -> str:
     return f"exited with {returncode}"
 
 
+def kill_group(process: subprocess.Popen, number: int) -> None:
+    """Send signal `number` to the process group of `process` (started in its own session) while it runs."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, number)
+        except (ProcessLookupError, PermissionError):  # the group ended meanwhile
+            pass
+
+
 @dataclass
 class Group:
     """The local workers of one attempt: their processes and the threads copying their output."""
@@ -112,8 +122,7 @@ class Group:
     def signal(self, number: int) -> None:
         """Signal every running worker's process group (as a terminal would: its children too)."""
         for process in self.processes.values():
-            if process.poll() is None:
-                os.killpg(process.pid, number)
+            kill_group(process, number)
 
     def stop(self, grace: float) -> None:
         """Wait up to `grace` seconds for the workers to exit, then SIGKILL the rest; drain output."""
@@ -222,3 +231,25 @@ def run(args) -> int:
     hosts = parse_hosts(args.hosts)
     tf_config(hosts, args.index)  # checks the index
     return launch(args.script, script_args, hosts, [args.index], args.max_restarts, args.grace)
+
+
+def run_tf_config(args) -> int:
+    """`tfgen tf-config`: print one worker's TF_CONFIG."""
+    print(tf_config(parse_hosts(args.hosts), args.index))
+    return 0
+
+
+def add_parsers(commands) -> None:
+    launch = commands.add_parser("launch", help="run a multi_worker_mirrored script on N local workers (or one host)")
+    launch.add_argument("--workers", type=int, metavar="N", help="start N workers on this host")
+    launch.add_argument("--hosts", metavar="H:P,...", help="every worker's host:port (one per host), with --index")
+    launch.add_argument("--index", type=int, metavar="I", help="with --hosts: this host's place in the list")
+    launch.add_argument("--max-restarts", type=int, default=0, metavar="K",
+                        help="restart the group after a failure up to K times (default 0)")
+    launch.add_argument("--grace", type=float, default=30.0, metavar="S",
+                        help="seconds the workers get to save after Ctrl-C before SIGKILL (default 30)")
+    launch.add_argument("script", type=Path, metavar="SCRIPT", help="the generated script")
+    launch.add_argument("args", nargs=argparse.REMAINDER, metavar="-- ARGS", help="the script's options")
+    config = commands.add_parser("tf-config", help="print the TF_CONFIG of one worker of a host list")
+    config.add_argument("--hosts", required=True, metavar="H:P,...", help="every worker's host:port")
+    config.add_argument("--index", required=True, type=int, metavar="I", help="this worker's place in the list")

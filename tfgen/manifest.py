@@ -34,9 +34,7 @@ print(json.dumps({{"cluster": cluster, "task": task}}))"""
 
 def run(args) -> int:
     """`tfgen manifest` from its parsed arguments: the manifest on stdout."""
-    from .build import display_path
-    from .resolve import resolve
-    from .validate import validate
+    from .build import load_spec
 
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
@@ -44,9 +42,7 @@ def run(args) -> int:
         raise UsageError("--gpus, --cpus and --max-restarts must not be negative")
     if args.kind == "tfjob" and not args.image:
         raise UsageError("--kind tfjob needs --image: one holding the generated script and tfgen_runtime.py")
-    shown = display_path(args.spec)
-    doc = resolve(args.spec, shown)
-    spec = validate(doc)
+    shown, doc, spec = load_spec(args.spec)
     if spec.strategy.type != "multi_worker_mirrored":
         found = f"`{spec.strategy.type}` trains on one machine"
         loc = ("strategy", "type") if "type" in doc.data.get("strategy", {}) else ()

@@ -40,7 +40,7 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render(spec: Spec, *, spec_path: str, sha256: str, spec_dir: str = ".") -> str:
+def render(spec: Spec, *, spec_path: str, sha256: str, spec_dir: str) -> str:
     """The generated training script for `spec`, black-formatted (`spec_dir`: see make_view)."""
     # The path lands in a comment: escape anything (a newline, say) that could end it.
     shown = json.dumps(spec_path, ensure_ascii=False)[1:-1]

@@ -22,12 +22,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from .build import display_path, plan_targets, write_files
-from .errors import SpecError
+from .build import Issues, load_spec, plan_targets, write_files
+from .launch import kill_group
 from .loader import Located
-from .resolve import resolve
 from .spec import Spec
-from .validate import validate
 
 EXIT_OK, EXIT_FAILED = 0, 1
 # The generated function a traceback passes through last -> the spec field that decides it.
@@ -74,6 +72,11 @@ class Smoke:
     script: Path
     run_dir: Path
 
+    @property
+    def record(self) -> Path:
+        """What the first run left (history rows, checkpoints), written between the two runs."""
+        return self.run_dir.parent / "first_run.json"
+
 
 @dataclass
 class Outcome:
@@ -84,27 +87,22 @@ class Outcome:
 def prepare(specs: list[Path], overrides: list[str], folder: Path) -> list[Smoke]:
     """Validate every spec (SpecError with the problems of all invalid ones), then build each into
     its own subfolder of `folder` (so specs of the same name do not collide)."""
-    issues, valid = [], []
-    for spec_path in dict.fromkeys(specs, None):  # a spec given twice runs once
-        shown = display_path(spec_path)
-        try:
-            doc = resolve(spec_path, shown, overrides)
-            valid.append((spec_path, shown, doc, validate(doc)))
-        except SpecError as error:
-            issues.extend(error.issues)
-    if issues:
-        raise SpecError(issues)
+    issues = Issues()
+    valid = [(path, loaded) for path in dict.fromkeys(specs)  # a spec given twice runs once
+             if (loaded := issues.attempt(load_spec, path, overrides))]
+    issues.raise_any()
     smokes = []
-    for number, (spec_path, shown, doc, spec) in enumerate(valid):
+    for number, (spec_path, loaded) in enumerate(valid):
         home = folder / str(number)
         moved = [  # a cache file lands in the temporary folder, not beside the user's files
             f"data.{part}.cache={home / f'{part}.cache'}"
             for part in ("train", "validation")
-            if isinstance(getattr(getattr(spec.data, part), "cache", None), str)
+            if isinstance(getattr(getattr(loaded.spec.data, part), "cache", None), str)
         ]
-        targets = plan_targets([spec_path], home / "generated", [*overrides, *moved])
+        script = load_spec(spec_path, [*overrides, *moved]) if moved else loaded
+        targets = plan_targets([spec_path], home / "generated", loaded={spec_path: script})
         write_files([(target.output, target.text) for target in targets])
-        smokes.append(Smoke(shown, doc, spec, targets[0].output, home / "run"))
+        smokes.append(Smoke(*loaded, targets[0].output, home / "run"))
     return smokes
 
 
@@ -122,8 +120,7 @@ class Runner:
 
     def script(self, smoke: Smoke) -> subprocess.CompletedProcess:
         """Run the script's two runs (see CHILD); return code None: killed at the time limit."""
-        record = smoke.run_dir.parent / "first_run.json"
-        command = [sys.executable, "-c", CHILD, str(smoke.script), str(smoke.run_dir), str(self.steps), str(record)]
+        command = [sys.executable, "-c", CHILD, *map(str, (smoke.script, smoke.run_dir, self.steps, smoke.record))]
         with self.lock:
             if self.stopped:
                 return subprocess.CompletedProcess(command, None, "", "")
@@ -141,17 +138,9 @@ class Runner:
                 self.running.discard(process)
 
     @staticmethod
-    def signal_group(process: subprocess.Popen) -> None:
-        """SIGKILL the process group of `process` (its own session) while it runs."""
-        if process.poll() is None:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-
-    def kill(self, process: subprocess.Popen) -> tuple[str | None, str | None]:
+    def kill(process: subprocess.Popen) -> tuple[str | None, str | None]:
         """Kill the process group of `process`; its output so far."""
-        self.signal_group(process)
+        kill_group(process, signal.SIGKILL)
         return process.communicate()
 
     def kill_all(self) -> None:
@@ -159,26 +148,24 @@ class Runner:
         with self.lock:
             self.stopped, running = True, list(self.running)
         for process in running:
-            self.signal_group(process)
+            kill_group(process, signal.SIGKILL)
 
     def smoke(self, smoke: Smoke) -> Outcome:
         """Train one epoch (a checkpoint is saved), then run again to epoch 2: it must resume."""
         started = time.monotonic()
         result = self.script(smoke)
         if result.returncode is None:
-            which = "resumed run" if MARK in result.stdout else "first run"
-            return Outcome(False, f"{smoke.shown}: timed out after {self.timeout:g} s ({which}; killed)")
+            return Outcome(False, f"{smoke.shown}: timed out after {self.timeout:g} s ({which_run(result)}; killed)")
         return judge(smoke, result, f"{time.monotonic() - started:.1f} s")
 
 
 def judge(smoke: Smoke, result: subprocess.CompletedProcess, seconds: str) -> Outcome:
     """PASS when both runs exited 0, the first left one history row and a checkpoint, and the
     second resumed from that checkpoint at epoch 2 and kept the first run's row."""
-    which = "resumed run" if MARK in result.stdout else "first run"
     if result.returncode != 0:
-        return Outcome(False, f"{first_error(smoke, result)} ({which})")
+        return Outcome(False, f"{first_error(smoke, result)} ({which_run(result)})")
     try:
-        first = json.loads((smoke.run_dir.parent / "first_run.json").read_text())
+        first = json.loads(smoke.record.read_text())
     except (OSError, ValueError):  # the process ended before the second run
         first = {"history": [], "checkpoints": []}
     if [row.get("epoch") for row in first["history"]] != [1] or not first["checkpoints"]:
@@ -195,6 +182,11 @@ def judge(smoke: Smoke, result: subprocess.CompletedProcess, seconds: str) -> Ou
         return Outcome(False, f"{smoke.shown}: the second run did not resume from the first's checkpoint "
                               f"(history epochs {epochs})")
     return Outcome(True, f"{smoke.shown} (saved at epoch 1, resumed to epoch 2; {seconds})")
+
+
+def which_run(result: subprocess.CompletedProcess) -> str:
+    """The run a failure happened in: the resumed one once the first printed MARK."""
+    return "resumed run" if MARK in result.stdout else "first run"
 
 
 def history(run_dir: Path) -> list[dict]:
