@@ -10,34 +10,25 @@ right after its K-th checkpoint is written (a real kill, at a known point).
 
 from __future__ import annotations
 
-import argparse
-import importlib.util
 import inspect
 import json
 import os
 import signal
-import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+from harness import load_script, parse, parser, record_models, split_cpu
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("script")
-    parser.add_argument("report")
-    parser.add_argument("--cpus", type=int, default=1)
-    parser.add_argument("--kill-after-saves", type=int)
-    split = sys.argv.index("--")
-    options, argv = parser.parse_args(sys.argv[1:split]), sys.argv[split + 1 :]
+    arguments = parser()
+    arguments.add_argument("report")
+    arguments.add_argument("--kill-after-saves", type=int)
+    options, argv = parse(arguments)
 
     import keras
     import numpy as np
     import tensorflow as tf
 
-    if options.cpus > 1:
-        (cpu,) = tf.config.list_physical_devices("CPU")
-        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * options.cpus)
-
+    split_cpu(options.cpus)
     calls = []
 
     def counting(adapt):
@@ -61,12 +52,8 @@ def main() -> None:
 
         tf.train.CheckpointManager.save = save_then_die
 
-    spec = importlib.util.spec_from_file_location("generated_script", options.script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    built = []
-    build_model = module.build_model
-    module.build_model = lambda: built.append(build_model()) or built[-1]
+    module = load_script(options.script)
+    built = record_models(module)
     module.main(argv)
 
     adapted = list(calls)  # what the script adapted (the checks below adapt fresh layers)
@@ -87,7 +74,6 @@ def main() -> None:
         "seen_variance": seen.var(axis=0).tolist(),
         "seen_rows_in_validation": sum(row.tobytes() in validation_rows for row in seen),
         "validation_mean": validation[0]["measurements"].mean(axis=0).tolist(),
-        "weights": [float(np.asarray(w, np.float64).sum()) for w in model.get_weights()],
         "weights_bytes": [np.asarray(w).tobytes().hex() for w in model.get_weights()],
     }
     report.update(kept_outside(model, module, (train, validation), unaugmented, argv))

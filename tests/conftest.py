@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import subprocess
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from tfgen.launch import free_ports, tf_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted((ROOT / "specs").glob("*.yaml"))
@@ -62,18 +65,43 @@ def base_spec(**overrides) -> dict:
     return spec
 
 
+def build(folder: Path, spec: dict, stem: str = "small") -> Path:
+    """Write a spec dict to folder/<stem>.yaml, build it with the real CLI, and return the script's path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    spec_path = folder / f"{stem}.yaml"
+    spec_path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    result = run_tfgen("build", str(spec_path), "--out", str(folder / "generated"), cwd=folder)
+    assert result.returncode == 0, result.stderr
+    return folder / "generated" / f"{stem}.py"
+
+
 @pytest.fixture
 def build_spec(tmp_path):
-    """Write a spec dict to tmp_path, build it with the real CLI, and return the script's path."""
+    """`build` into tmp_path: build_spec(spec, stem="small") -> the script's path."""
+    return lambda spec, stem="small": build(tmp_path, spec, stem)
 
-    def build(spec: dict, stem: str = "small") -> Path:
-        spec_path = tmp_path / f"{stem}.yaml"
-        spec_path.write_text(yaml.safe_dump(spec, sort_keys=False))
-        result = run_tfgen("build", str(spec_path), "--out", str(tmp_path / "generated"), cwd=tmp_path)
-        assert result.returncode == 0, result.stderr
-        return tmp_path / "generated" / f"{stem}.py"
 
-    return build
+@contextlib.contextmanager
+def local_workers(command, n: int = 2, env=None, **popen):
+    """`n` processes, `command(index)` each, as the workers of one localhost cluster (TF_CONFIG set);
+    `env` (a dict, or a function of the index) is added to os.environ. Every worker is killed on exit."""
+    hosts = [f"127.0.0.1:{port}" for port in free_ports(n)]
+    workers = []
+    try:
+        for index in range(n):
+            extra = env(index) if callable(env) else env or {}
+            environ = {**os.environ, **extra, "TF_CONFIG": tf_config(hosts, index)}
+            workers.append(subprocess.Popen(command(index), env=environ, **popen))
+        yield workers
+    finally:
+        for worker in workers:
+            worker.kill()
+
+
+def write_module(folder: Path, name: str, body: str) -> None:
+    """folder/<name>.py holding `body` (folder created if needed)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.py").write_text(body)
 
 
 def import_blocker(folder: Path, modules=("tensorflow", "keras")) -> dict:

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 import yaml
-from conftest import ROOT, load_module, read_history
+from conftest import ROOT, build, load_module, local_workers, read_history
 
 from tfgen.plan import make_view
 from tfgen.rules import resolve_jit
@@ -25,9 +25,11 @@ RUNNER = ROOT / "tests" / "adapt_runner.py"
 TABULAR = yaml.safe_load((ROOT / "specs" / "tabular.yaml").read_text())
 
 
-def _view(layers, outputs=None):
-    spec = dict(TABULAR, model={**TABULAR["model"], "layers": layers, **({"outputs": outputs} if outputs else {})})
-    return make_view(Spec.model_validate(spec), spec_path="x.yaml", spec_sha256="0", version="0")
+def _view(layers=None, outputs=None, **overrides):
+    """The planner's view of the tabular spec with these trunk layers (and outputs), other sections overridden."""
+    model = {**TABULAR["model"], **({"layers": layers} if layers is not None else {}), **({"outputs": outputs} if outputs else {})}
+    return make_view(Spec.model_validate(dict(TABULAR, model=model, **overrides)), spec_path="x.yaml",
+                     spec_sha256="0", version="0")
 
 
 def test_adapted_layers_are_named_and_listed_with_their_batches():
@@ -46,8 +48,7 @@ def test_adapted_layers_are_named_and_listed_with_their_batches():
 
 
 def test_under_mixed_precision_adapted_layers_compute_in_float32():
-    spec = dict(TABULAR, precision="mixed_float16")
-    view = make_view(Spec.model_validate(spec), spec_path="x.yaml", spec_sha256="0", version="0")
+    view = _view(precision="mixed_float16")
     assert view.model.trunk[0].code == "keras.layers.Normalization(name='adapted_normalization', dtype='float32')"
     assert "dtype" not in view.model.trunk[1].code  # the other layers follow the policy
 
@@ -59,22 +60,16 @@ def test_a_spec_without_adapt_has_no_adaptation_code():
     assert "ADAPT_BATCHES" not in source and "adapt(trainer" not in source
 
 
-def _run(script, report, *argv, cpus=1, kill_after=None, cwd=ROOT):
+def _run(script, report, *argv, cpus=1, kill_after=None):
     command = [sys.executable, str(RUNNER), str(script), str(report), "--cpus", str(cpus)]
     command += ["--kill-after-saves", str(kill_after)] if kill_after else []
-    result = subprocess.run([*command, "--", *argv], capture_output=True, text=True, cwd=cwd, timeout=300,
-                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
-    return result
+    return subprocess.run([*command, "--", *argv], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
 
 
 def _build(tmp_path, stem, overrides):
-    spec = {**TABULAR, "name": stem, **overrides}
-    path = tmp_path / f"{stem}.yaml"
-    path.write_text(yaml.safe_dump(spec, sort_keys=False))
-    result = subprocess.run([sys.executable, "-m", "tfgen", "build", str(path), "--out", str(tmp_path / "generated")],
-                            capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert result.returncode == 0, result.stderr
-    return tmp_path / "generated" / f"{stem}.py"
+    """The tabular spec, named `stem`, with top-level sections overridden, built into tmp_path."""
+    return build(tmp_path, {**TABULAR, "name": stem, **overrides}, stem)
 
 
 @pytest.mark.slow
@@ -91,11 +86,7 @@ def test_tabular_reaches_logistic_regression_on_the_same_split(tmp_path):
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
-    sys.path.insert(0, str(ROOT / "generated"))
-    try:
-        import tfgen_runtime as rt
-    finally:
-        sys.path.pop(0)
+    rt = load_module(ROOT / "generated" / "tfgen_runtime.py")
     x, y = load_breast_cancer(return_X_y=True)
     split = TABULAR["data"]["validation_split"]
     (train_x, train_y), (val_x, val_y) = [(p[0]["x"], p[1]["y"]) for p in
@@ -184,30 +175,15 @@ def test_a_deeper_layer_adapts_on_what_reaches_it_unaugmented_and_on_n_batches(t
 @pytest.mark.slow
 def test_multi_worker_workers_each_adapt_once_to_the_same_statistics(tmp_path):
     """Two MultiWorkerMirroredStrategy processes: each adapts once, on the same (unsharded) batches."""
-    import socket
-
-    def free_port():
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            return s.getsockname()[1]
-
     script = _build(tmp_path, "workers", {"train": {"epochs": 1},
                                           "strategy": {"type": "multi_worker_mirrored", "communication": "ring"}})
-    workers = [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]
-    processes = []
     for index in range(2):
         (tmp_path / f"tmp{index}").mkdir()
-        config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
-        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(tmp_path / f"tmp{index}"),
-               "TF_CONFIG": json.dumps(config)}
-        command = [sys.executable, str(RUNNER), str(script), str(tmp_path / f"worker{index}.json"),
-                   "--", "--output-dir", str(tmp_path / "run")]
-        processes.append(subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    try:
+    command = lambda index: [sys.executable, str(RUNNER), str(script), str(tmp_path / f"worker{index}.json"),
+                             "--", "--output-dir", str(tmp_path / "run")]
+    env = lambda index: {"TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(tmp_path / f"tmp{index}")}
+    with local_workers(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as processes:
         outs = [p.communicate(timeout=240) for p in processes]
-    finally:
-        for p in processes:
-            p.kill()
     assert [p.returncode for p in processes] == [0, 0], [err[-2000:] for _, err in outs]
     reports = [json.loads((tmp_path / f"worker{i}.json").read_text()) for i in range(2)]
     assert [r["adapt_calls"] for r in reports] == [["adapted_normalization"]] * 2
@@ -227,9 +203,7 @@ def test_layers_that_learn_outside_variables_get_a_checkpointed_copy():
     view = _view(CHAINED)
     assert view.model.kept_outside and not _view(TABULAR["model"]["layers"]).model.kept_outside
     assert list(view.model.adapted) == ["adapted_normalization", "adapted_discretization", "adapted_integer_lookup"]
-    mixed = make_view(Spec.model_validate(dict(TABULAR, precision="mixed_float16",
-                                               model={**TABULAR["model"], "layers": CHAINED})),
-                      spec_path="x.yaml", spec_sha256="0", version="0")
+    mixed = _view(CHAINED, precision="mixed_float16")
     assert [line.code.endswith("dtype='float32')") for line in mixed.model.trunk[:3]] == [True, True, False]
     # XLA cannot compile IntegerLookup's hash table: `jit_compile: auto` is off with one.
     assert resolve_jit(Spec.model_validate(dict(TABULAR, model={**TABULAR["model"], "layers": CHAINED}))) is False

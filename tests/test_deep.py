@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, SPECS, import_blocker, run_tfgen
+from conftest import ROOT, SPECS, import_blocker, run_tfgen, write_module
 
 from tfgen.cli import main
 from tfgen.modules import LookupFailed, import_function
@@ -126,15 +126,10 @@ def test_deep_runs_the_constructor_calls_of_the_generated_script(spec, monkeypat
 # --- the module lookup rule: sys.path, then the working directory, then the spec's directory ---
 
 
-def _module(folder, name, body):
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{name}.py").write_text(body)
-
-
 def test_a_module_is_found_in_the_working_directory_before_the_spec_directory(tmp_path, monkeypatch):
-    _module(tmp_path / "work", "tfgen_case_where", "def where():\n    return 'work'\n")
-    _module(tmp_path / "specs", "tfgen_case_where", "def where():\n    return 'specs'\n")
-    _module(tmp_path / "specs", "tfgen_case_beside", "def where():\n    return 'beside'\n")
+    write_module(tmp_path / "work", "tfgen_case_where", "def where():\n    return 'work'\n")
+    write_module(tmp_path / "specs", "tfgen_case_where", "def where():\n    return 'specs'\n")
+    write_module(tmp_path / "specs", "tfgen_case_beside", "def where():\n    return 'beside'\n")
     monkeypatch.chdir(tmp_path / "work")
     monkeypatch.setattr(sys, "modules", dict(sys.modules))
     assert import_function("tfgen_case_where:where", tmp_path / "specs")() == "work"
@@ -143,7 +138,7 @@ def test_a_module_is_found_in_the_working_directory_before_the_spec_directory(tm
 
 
 def test_lookup_failures_are_one_line_and_name_where_it_looked(tmp_path, monkeypatch):
-    _module(tmp_path, "tfgen_case_broken", "raise RuntimeError('no config\\nsecond line')\n")
+    write_module(tmp_path, "tfgen_case_broken", "raise RuntimeError('no config\\nsecond line')\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "modules", dict(sys.modules))
     expected = {

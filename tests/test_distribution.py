@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from conftest import ROOT, base_spec, load_module
+from conftest import ROOT, base_spec, load_module, local_workers
 
 pytestmark = pytest.mark.slow
 HARNESS = ROOT / "tests" / "harness.py"
@@ -53,31 +52,16 @@ def test_two_replicas_match_one_device_and_both_data_paths(build_spec, tmp_path)
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_multi_worker_two_processes_identical_weights_and_only_the_chief_writes(build_spec, tmp_path):
     script = build_spec(_spec(strategy={"type": "multi_worker_mirrored", "communication": "ring"}), stem="mw")
-    workers = [f"127.0.0.1:{_free_port()}", f"127.0.0.1:{_free_port()}"]
     output = tmp_path / "run"
-    processes = []
     for index in range(2):
-        temp = tmp_path / f"tmp{index}"
-        temp.mkdir()
-        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(temp),
-               "TF_CONFIG": json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}})}
-        processes.append(subprocess.Popen(
-            [sys.executable, str(HARNESS), str(script), "--weights", str(tmp_path / f"w{index}.npz"), "--",
-             "--output-dir", str(output), "--epochs", "2"],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    try:
+        (tmp_path / f"tmp{index}").mkdir()
+    command = lambda index: [sys.executable, str(HARNESS), str(script), "--weights", str(tmp_path / f"w{index}.npz"),
+                             "--", "--output-dir", str(output), "--epochs", "2"]
+    env = lambda index: {"TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(tmp_path / f"tmp{index}")}
+    with local_workers(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as processes:
         outs = [p.communicate(timeout=240) for p in processes]
-    finally:
-        for p in processes:
-            p.kill()
     assert [p.returncode for p in processes] == [0, 0], [o[1][-2000:] for o in outs]
     w0, w1 = (np.load(tmp_path / f"w{i}.npz") for i in range(2))
     for key in w0:

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import ROOT, base_spec, run_tfgen
-from tfgen.launch import free_ports, tf_config
+from conftest import ROOT, base_spec, build, local_workers, read_history, run_tfgen
+from tfgen.launch import free_ports
 from tfgen.manifest import SRUN
 
 pytestmark = pytest.mark.slow
@@ -34,14 +34,6 @@ def _spec(**strategy):
     spec["data"]["train"]["source"]["examples"] = 1024  # 32 steps of 32 per epoch
     spec["train"] = {"epochs": EPOCHS, "steps_per_execution": 4}
     return spec
-
-
-def _build(folder, spec, stem):
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{stem}.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
-    result = run_tfgen("build", str(folder / f"{stem}.yaml"), "--out", str(folder / "generated"), cwd=folder)
-    assert result.returncode == 0, result.stderr
-    return folder / "generated" / f"{stem}.py"
 
 
 class Launch:
@@ -91,7 +83,7 @@ def _weights(output):
 def reference(tmp_path_factory):
     """The script and the weights of its uninterrupted two-worker run."""
     folder = tmp_path_factory.mktemp("mw")
-    script = _build(folder, _spec(), "mw")
+    script = build(folder, _spec(), "mw")
     with Launch("--workers", 2, script, "--", "--output-dir", folder / "reference") as launch:
         code, out = launch.finish()
     assert code == 0, out[-3000:]
@@ -120,8 +112,7 @@ def test_sigterm_and_sigkill_are_survived_with_the_weights_of_an_uninterrupted_r
     assert len(re.findall(r"\[0\] Resuming from", out)) == 2
     for a, b in zip(expected, _weights(output)):
         np.testing.assert_array_equal(a, b)
-    rows = [json.loads(line) for line in (output / "history.jsonl").read_text().splitlines()]
-    assert [row["epoch"] for row in rows] == [1, 2]
+    assert [row["epoch"] for row in read_history(output)] == [1, 2]
 
 
 HANG = """
@@ -146,25 +137,17 @@ def test_a_worker_whose_peer_hangs_fails_within_the_collective_timeout(tmp_path)
     """As under an orchestrator that kills no one: the survivor must not wait forever."""
     spec = _spec(timeout_seconds=5)
     spec["data"]["train"]["source"]["examples"] = 256
-    script = _build(tmp_path, spec, "hang")
+    script = build(tmp_path, spec, "hang")
     (tmp_path / "hang.py").write_text(HANG)
-    hosts = [f"127.0.0.1:{port}" for port in free_ports(2)]
-    workers = []
-    try:
-        for index in range(2):
-            workers.append(subprocess.Popen(
-                [sys.executable, str(tmp_path / "hang.py"), str(script), "--output-dir", str(tmp_path / "run")],
-                env={**os.environ, "TF_CONFIG": tf_config(hosts, index), "PYTHONUNBUFFERED": "1"},
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    command = [sys.executable, str(tmp_path / "hang.py"), str(script), "--output-dir", str(tmp_path / "run")]
+    with local_workers(lambda index: command, env={"PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True) as workers:
         for line in workers[1].stdout:
             if line == "hanging\n":
                 break
         hung = time.monotonic()
         _, err = workers[0].communicate(timeout=60)
         waited = time.monotonic() - hung
-    finally:
-        for worker in workers:
-            worker.kill()
     assert 5 <= waited < 5 + 20
     # TensorFlow 2.21 sometimes crashes while aborting the timed-out collective (SIGABRT on a
     # corrupt mutex, or SIGSEGV; 2 runs in 10 here) instead of raising: non-zero all the same.
@@ -254,21 +237,14 @@ def test_over_one_epoch_the_workers_together_train_on_every_example_once(tmp_pat
     spec["data"] = {"train": {"source": {"type": "python", "function": "example_ids:load"}, "batch_size": 32,
                               "shuffle": 256, "in_memory": in_memory}}
     spec["metrics"] = {}
-    script = _build(tmp_path, spec, "ids")
+    script = build(tmp_path, spec, "ids")
     (tmp_path / "example_ids.py").write_text(IDS)
     (tmp_path / "seen.py").write_text(SEEN)
-    hosts = [f"127.0.0.1:{port}" for port in free_ports(2)]
-    workers = []
-    try:
-        for index in range(2):
-            workers.append(subprocess.Popen(
-                [sys.executable, str(tmp_path / "seen.py"), str(script), str(tmp_path), "--epochs", "1",
-                 "--output-dir", str(tmp_path / "run")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                env={**os.environ, "TF_CONFIG": tf_config(hosts, index), "PYTHONPATH": str(tmp_path)}))
+    command = [sys.executable, str(tmp_path / "seen.py"), str(script), str(tmp_path), "--epochs", "1",
+               "--output-dir", str(tmp_path / "run")]
+    with local_workers(lambda index: command, env={"PYTHONPATH": str(tmp_path)}, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True) as workers:
         errors = [worker.communicate(timeout=120)[1] for worker in workers]
-    finally:
-        for worker in workers:
-            worker.kill()
     assert [worker.returncode for worker in workers] == [0, 0], [e[-2000:] for e in errors]
     seen = [json.loads((tmp_path / f"seen-{index}.json").read_text()) for index in range(2)]
     assert len(seen[0]) == len(seen[1]) == 128  # an even share each
@@ -290,7 +266,6 @@ sys.exit(143)  # as StopSignals.save_and_exit_if_asked exits after its save
 """
 
 
-@pytest.mark.slow
 def test_a_stopped_non_chief_worker_removes_its_scratch_directory(tmp_path):
     """A worker other than the chief writes to a temporary directory; a stop signal's exit removes it."""
     script = ROOT / "generated" / "digits.py"

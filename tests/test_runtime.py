@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import sys
 from pathlib import Path
 from types import SimpleNamespace
-import os
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import ROOT
+from conftest import ROOT, write_module
 
 spec = importlib.util.spec_from_file_location("tfgen_runtime", ROOT / "generated" / "tfgen_runtime.py")
 rt = importlib.util.module_from_spec(spec)
@@ -530,7 +531,6 @@ def test_a_garbage_history_is_refused_naming_the_file_and_line(tmp_path):
 def lookup(tmp_path, monkeypatch):
     """Folders `path` (on sys.path), `cwd` (the working directory) and `spec` (the spec's), and
     a unique module name; sys.path and sys.modules are restored afterwards."""
-    import sys
     import uuid
 
     folders = SimpleNamespace(name=f"usermod_{uuid.uuid4().hex[:8]}")
@@ -544,30 +544,22 @@ def lookup(tmp_path, monkeypatch):
         del sys.modules[name]
 
 
-def _module(folder, name, body):
-    (folder / f"{name}.py").write_text(body)
-
-
 @pytest.mark.parametrize("places", [("path", "cwd", "spec"), ("cwd", "spec"), ("spec",)])
 def test_user_module_found_in_order_sys_path_working_directory_spec_folder(lookup, places):
     for place in places:
-        _module(getattr(lookup, place), lookup.name, f"def where():\n    return {place!r}\n")
+        write_module(getattr(lookup, place), lookup.name, f"def where():\n    return {place!r}\n")
     assert rt.function(f"{lookup.name}:where", lookup.spec)() == places[0]
 
 
 def test_user_module_folder_added_only_when_needed_so_its_siblings_import(lookup):
-    import sys
-
-    _module(lookup.spec, lookup.name, f"from {lookup.name}_helper import VALUE\ndef get():\n    return VALUE\n")
-    _module(lookup.spec, f"{lookup.name}_helper", "VALUE = 7\n")
+    write_module(lookup.spec, lookup.name, f"from {lookup.name}_helper import VALUE\ndef get():\n    return VALUE\n")
+    write_module(lookup.spec, f"{lookup.name}_helper", "VALUE = 7\n")
     assert str(lookup.spec) not in sys.path
     assert rt.function(f"{lookup.name}:get", lookup.spec)() == 7
     assert sys.path[-1] == str(lookup.spec.resolve())
 
 
 def test_user_module_not_found_names_it_and_every_folder_searched(lookup):
-    import sys
-
     with pytest.raises(rt.UserError) as caught:
         rt.function(f"{lookup.name}.data:load", lookup.spec)
     message = str(caught.value)
@@ -579,19 +571,19 @@ def test_user_module_not_found_names_it_and_every_folder_searched(lookup):
 
 
 def test_user_module_that_fails_to_import_shows_its_own_error(lookup):
-    _module(lookup.cwd, lookup.name, "import no_such_dependency_xyz\n")
+    write_module(lookup.cwd, lookup.name, "import no_such_dependency_xyz\n")
     with pytest.raises(rt.UserError, match=f"{lookup.name}:load: importing {lookup.name}: "
                                             "No module named 'no_such_dependency_xyz'"):
         rt.function(f"{lookup.name}:load", lookup.spec)
 
 
 def test_user_module_raising_importerror_itself_is_not_reported_as_missing(lookup):
-    _module(lookup.spec, lookup.name, f"from {lookup.name} import nothing_here\n")  # circular
+    write_module(lookup.spec, lookup.name, f"from {lookup.name} import nothing_here\n")  # circular
     with pytest.raises(rt.UserError, match=f"importing {lookup.name}: cannot import name 'nothing_here'"):
         rt.function(f"{lookup.name}:load", lookup.spec)
 
 
 def test_user_module_without_the_function_is_one_line(lookup):
-    _module(lookup.cwd, lookup.name, "load = 3\n")
+    write_module(lookup.cwd, lookup.name, "load = 3\n")
     with pytest.raises(rt.UserError, match=f"^{lookup.name}:load: module {lookup.name} has no function `load`$"):
         rt.function(f"{lookup.name}:load")
