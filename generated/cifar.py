@@ -153,7 +153,8 @@ def build_model():
     x = keras.layers.Add()([shortcut, x])
     x = keras.layers.Activation(activation="relu")(x)
     x = keras.layers.GlobalAveragePooling2D()(x)
-    outputs = {"label": keras.layers.Dense(units=10, dtype="float32")(x)}
+    outputs = {}
+    outputs["label"] = keras.layers.Dense(units=10, dtype="float32")(x)
     return keras.Model(inputs=inputs, outputs=outputs, name="cifar")
 
 
@@ -241,7 +242,7 @@ class Trainer(rt.StandardTrainer):
         with tf.GradientTape() as tape:
             predictions = self.model(features, training=True)
             task_losses = per_example_losses(targets, predictions)
-            per_example = task_losses["label"]
+            per_example = tf.add_n(list(task_losses.values()))
             loss = tf.nn.compute_average_loss(
                 per_example, global_batch_size=GLOBAL_BATCH_SIZE
             )
@@ -263,7 +264,7 @@ class Trainer(rt.StandardTrainer):
         """Validation metrics of one batch on this replica."""
         predictions = self.model(features, training=False)
         task_losses = per_example_losses(targets, predictions)
-        per_example = task_losses["label"]
+        per_example = tf.add_n(list(task_losses.values()))
         loss = per_example + rt.regularization_loss(self.model)
         update_metrics(self.validation_metrics, targets, predictions, loss, task_losses)
 
@@ -310,8 +311,10 @@ def fit(trainer, validation, history, epochs, steps_per_epoch):
 def main(argv=None):
     """Train (or resume) and save the model; return the history rows, one dict per epoch."""
     args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR)
-    # Synchronous data parallelism over this machine's devices.
-    strategy = tf.distribute.MirroredStrategy()
+    # Synchronous data parallelism over this machine's devices (checked to exist: a missing one
+    # would hang), or over N logical CPU devices with --cpu-replicas N (to test the replicas).
+    devices = rt.mirrored_devices(None, args.cpu_replicas)
+    strategy = tf.distribute.MirroredStrategy(devices)
     run = rt.RunDirectory(args, strategy, GLOBAL_BATCH_SIZE, __file__)
     keras.utils.set_random_seed(SEED)
     train, validation = load_data(synthetic=args.synthetic)

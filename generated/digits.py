@@ -85,7 +85,8 @@ def build_model():
         kernel_regularizer=keras.regularizers.L2(l2=0.0001),
     )(x)
     x = keras.layers.Dropout(rate=0.1)(x)
-    outputs = {"digit": keras.layers.Dense(units=10)(x)}
+    outputs = {}
+    outputs["digit"] = keras.layers.Dense(units=10)(x)
     return keras.Model(inputs=inputs, outputs=outputs, name="digits")
 
 
@@ -153,7 +154,7 @@ class Trainer(rt.StandardTrainer):
         with tf.GradientTape() as tape:
             predictions = self.model(features, training=True)
             task_losses = per_example_losses(targets, predictions)
-            per_example = task_losses["digit"]
+            per_example = tf.add_n(list(task_losses.values()))
             loss = tf.nn.compute_average_loss(
                 per_example, global_batch_size=GLOBAL_BATCH_SIZE
             )
@@ -172,7 +173,7 @@ class Trainer(rt.StandardTrainer):
         """Validation metrics of one batch on this replica."""
         predictions = self.model(features, training=False)
         task_losses = per_example_losses(targets, predictions)
-        per_example = task_losses["digit"]
+        per_example = tf.add_n(list(task_losses.values()))
         loss = per_example + rt.regularization_loss(self.model)
         update_metrics(self.validation_metrics, targets, predictions, loss, task_losses)
 

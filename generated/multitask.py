@@ -88,10 +88,8 @@ def build_model():
         filters=16, kernel_size=3, padding="same", activation="relu"
     )(x)
     outputs = {}
-    h = x
-    h = keras.layers.GlobalAveragePooling2D()(h)
-    h = keras.layers.Dense(units=10)(h)
-    outputs["label"] = h
+    h = keras.layers.GlobalAveragePooling2D()(x)
+    outputs["label"] = keras.layers.Dense(units=10)(h)
     outputs["mask"] = keras.layers.Conv2D(filters=1, kernel_size=1)(x)
     return keras.Model(inputs=inputs, outputs=outputs, name="multitask")
 

@@ -103,7 +103,8 @@ def build_model():
     x = keras.layers.Embedding(input_dim=32, output_dim=16, mask_zero=True)(x)
     x = keras.layers.GlobalAveragePooling1D()(x)
     x = keras.layers.Dense(units=32, activation="relu")(x)
-    outputs = {"label": keras.layers.Dense(units=2)(x)}
+    outputs = {}
+    outputs["label"] = keras.layers.Dense(units=2)(x)
     return keras.Model(inputs=inputs, outputs=outputs, name="sequences")
 
 
@@ -170,7 +171,7 @@ class Trainer(rt.StandardTrainer):
         with tf.GradientTape() as tape:
             predictions = self.model(features, training=True)
             task_losses = per_example_losses(targets, predictions)
-            per_example = task_losses["label"]
+            per_example = tf.add_n(list(task_losses.values()))
             # Batches vary in size: average over the examples of every replica in this step.
             examples = tf.distribute.get_replica_context().all_reduce(
                 "sum", tf.shape(per_example)[0]
@@ -191,7 +192,7 @@ class Trainer(rt.StandardTrainer):
         """Validation metrics of one batch on this replica."""
         predictions = self.model(features, training=False)
         task_losses = per_example_losses(targets, predictions)
-        per_example = task_losses["label"]
+        per_example = tf.add_n(list(task_losses.values()))
         loss = per_example + rt.regularization_loss(self.model)
         update_metrics(self.validation_metrics, targets, predictions, loss, task_losses)
 

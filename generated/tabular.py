@@ -88,7 +88,8 @@ def build_model():
     x = keras.layers.Dense(
         units=16, activation="relu", kernel_regularizer=keras.regularizers.L2(l2=0.001)
     )(x)
-    outputs = {"benign": keras.layers.Dense(units=1, activation="sigmoid")(x)}
+    outputs = {}
+    outputs["benign"] = keras.layers.Dense(units=1, activation="sigmoid")(x)
     return keras.Model(inputs=inputs, outputs=outputs, name="tabular")
 
 
@@ -152,7 +153,7 @@ class Trainer(rt.StandardTrainer):
         with tf.GradientTape() as tape:
             predictions = self.model(features, training=True)
             task_losses = per_example_losses(targets, predictions)
-            per_example = task_losses["benign"]
+            per_example = tf.add_n(list(task_losses.values()))
             loss = tf.nn.compute_average_loss(
                 per_example, global_batch_size=GLOBAL_BATCH_SIZE
             )
@@ -171,7 +172,7 @@ class Trainer(rt.StandardTrainer):
         """Validation metrics of one batch on this replica."""
         predictions = self.model(features, training=False)
         task_losses = per_example_losses(targets, predictions)
-        per_example = task_losses["benign"]
+        per_example = tf.add_n(list(task_losses.values()))
         loss = per_example + rt.regularization_loss(self.model)
         update_metrics(self.validation_metrics, targets, predictions, loss, task_losses)
 

@@ -37,7 +37,7 @@ CORRUPT = (tf.errors.OpError, ValueError, AssertionError, LookupError, TypeError
 Field = namedtuple("Field", "shape dtype classes", defaults=[None])
 
 
-def parse_args(argv, doc, epochs, output_dir):
+def parse_args(argv, doc, epochs, output_dir, cpu_replicas=None):
     """The generated script's options (`--help` lists them)."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     add = parser.add_argument
@@ -47,7 +47,39 @@ def parse_args(argv, doc, epochs, output_dir):
     add("--output-dir", default=output_dir, help=f"(default {output_dir})")
     add("--fresh", action="store_true", help="discard the previous run; start over")
     add("--debug", action="store_true", help="show tracebacks of errors")
+    replicas = "mirrored: over N logical CPU devices (to test replicas)"
+    add("--cpu-replicas", type=int, default=cpu_replicas, metavar="N", help=replicas)
     return parser.parse_args(argv)
+
+
+def mirrored_devices(devices, cpu_replicas):
+    """What a MirroredStrategy mirrors over: N logical CPU devices with `cpu_replicas` (a
+    testing aid, not a speed-up), else `devices` once each is found, else None (every GPU,
+    else the CPU)."""
+    if cpu_replicas is None:
+        return None if devices is None else [existing_device(name) for name in devices]
+    if cpu_replicas < 1:
+        raise UserError(f"--cpu-replicas must be at least 1, not {cpu_replicas}")
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    split = [tf.config.LogicalDeviceConfiguration()] * cpu_replicas
+    if tf.config.get_logical_device_configuration(cpu) != split:
+        try:
+            tf.config.set_logical_device_configuration(cpu, split)
+        except RuntimeError:  # TensorFlow's devices are set up once per process
+            message = "--cpu-replicas: this process already set up its CPU devices"
+            raise UserError(message) from None
+    return [f"/cpu:{index}" for index in range(cpu_replicas)]
+
+
+def existing_device(name):
+    """`name` when this machine has that device (a missing one would hang a strategy)."""
+    wanted = tf.DeviceSpec.from_string(name)
+    found = [device.name for device in tf.config.list_logical_devices()]
+    for other in map(tf.DeviceSpec.from_string, found):
+        same_type = other.device_type == (wanted.device_type or "").upper()
+        if same_type and other.device_index == (wanted.device_index or 0):
+            return name
+    raise UserError(f"no device {name} here; the devices are {', '.join(found)}")
 
 
 class UserError(Exception):

@@ -16,6 +16,7 @@ from .loader import Located
 from .plan import user_functions
 from .render import RUNTIME_FILE, render, render_runtime
 from .resolve import resolve, resolved_sha256
+from .selfcheck import require_clean
 from .spec import Spec
 from .validate import validate
 
@@ -120,7 +121,9 @@ def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[
             targets.append(target)
     issues.raise_any()
     # One support module beside the scripts, shared by all of them.
-    return [*targets, Target(None, out_dir / RUNTIME_FILE, render_runtime(), "")]
+    runtime = render_runtime()
+    require_clean(runtime, RUNTIME_FILE, "tfgen's support module")
+    return [*targets, Target(None, out_dir / RUNTIME_FILE, runtime, "")]
 
 
 def _script_target(spec_path: Path, loaded: Loaded, output: Path) -> Target:
@@ -133,7 +136,9 @@ def _script_target(spec_path: Path, loaded: Loaded, output: Path) -> Target:
     sha = resolved_sha256(doc)
     # Where the script finds user modules beside the spec: relative, so the same bytes anywhere.
     spec_dir = Path(os.path.relpath(spec_path.resolve().parent, output.parent.resolve())).as_posix()
-    return Target(spec_path, output, render(spec, spec_path=shown, sha256=sha, spec_dir=spec_dir), sha)
+    text = render(spec, spec_path=shown, sha256=sha, spec_dir=spec_dir)
+    require_clean(text, output.name, shown)
+    return Target(spec_path, output, text, sha)
 
 
 class OutputError(UsageError):

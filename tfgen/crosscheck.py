@@ -207,11 +207,11 @@ def _performance(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     blocker = in_memory_blocker(spec)
     if spec.data.train.in_memory is True and blocker:
         yield doc.issue(("data", "train", "in_memory"), f"the in-memory path cannot be used: {blocker}")
-    devices = spec.strategy.devices
-    if devices and spec.data.train.batch_size % len(devices):
+    replicas = len(spec.strategy.devices or ()) or spec.strategy.cpu_replicas
+    if replicas and spec.data.train.batch_size % replicas:
         yield doc.issue(
             ("data", "train", "batch_size"),
-            f"the global batch {spec.data.train.batch_size} does not split evenly over {len(devices)} devices",
+            f"the global batch {spec.data.train.batch_size} does not split evenly over {replicas} devices",
         )
 
 

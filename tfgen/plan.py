@@ -32,7 +32,7 @@ SCRIPT_NAMES = frozenset(
     SEED OUTPUT_DIR SPEC_DIR EPOCHS GLOBAL_BATCH_SIZE VALIDATION_BATCH_SIZE SHUFFLE_BUFFER VALIDATION_SPLIT
     INPUTS TARGETS SYNTHETIC_TRAIN_EXAMPLES SYNTHETIC_VALIDATION_EXAMPLES STEPS_PER_EXECUTION
     ACCUMULATION_STEPS EXAMPLES_PER_UPDATE LOSS_WEIGHTS CLIP_LIMIT VALIDATION_EVERY
-    VALIDATION_STEPS CHECKPOINT_EVERY_EPOCHS CHECKPOINT_EVERY_STEPS CHECKPOINTS_TO_KEEP
+    VALIDATION_STEPS CHECKPOINT_EVERY_EPOCHS CHECKPOINT_EVERY_STEPS CHECKPOINTS_TO_KEEP CPU_REPLICAS
     LOG_EVERY_STEPS PROFILE_START_STEP PROFILE_STEPS LOSSES ADAPT_BATCHES KEPT_OUTSIDE kept_outside learned adapt COLLECTIVE_TIMEOUT_SECONDS np
     load_data load_npz load_tfrecord load_keras_dataset train_pipeline
     validation_pipeline build_datasets build_preprocessing build_augmentation build_model
@@ -90,6 +90,10 @@ class Boundary(Enum):
     PROFILE = "profile"
 
 
+# The enums templates compare view fields against (registered as Jinja globals by name).
+TEMPLATE_ENUMS = (Placement, Jit, Weighting, Batching, StrategyKind, Boundary)
+
+
 def literal(value: Any) -> str:
     """A Python literal for plain spec data (str, number, bool, None, list, tuple, dict)."""
     if isinstance(value, bool) or value is None or isinstance(value, (int, float, str)):
@@ -122,33 +126,70 @@ def argument(name: str, value: Any) -> str:
     return literal(value)
 
 
+class LineKind(Enum):
+    """What one line of a layer stack does: `target = source`, `target = layer(source)`, or
+    `target = Add()([shortcut, source])` (a residual block closing)."""
+
+    ALIAS = "alias"
+    LAYER = "layer"
+    ADD = "add"
+
+
 @dataclass
 class LayerLine:
-    """One line of a layer stack: a layer applied, or a residual block opened or closed."""
+    """One line of a layer stack, wired: it reads `source` and assigns `target`."""
 
-    kind: str  # "layer", "open" (keep the shortcut) or "close" (add it back)
-    code: str = ""  # the layer's constructor
-    shortcut: str = ""
+    kind: LineKind
+    target: str
+    source: str
+    code: str = ""  # LAYER: the layer's constructor
+    shortcut: str = ""  # ADD: the variable the block's input was kept in
 
 
 # Adapted layers that learn outside variables, and the dtype of the copy the checkpoint keeps.
 KEPT_OUTSIDE = {"Discretization": "float32", "IntegerLookup": "int64"}
 
 
-def layer_lines(items: list, adapted: dict[str, int], mixed: bool = False, depth: int = 0) -> list[LayerLine]:
-    """The stack's lines; adapted layers are named (their `name`, else `adapted_<type>[_n]`) and
-    added to `adapted` ({layer name: batches}), which the script finds them by. Under mixed
-    precision they compute in float32: Keras's `adapt` fails in float16 (and would overflow)."""
+TEMPLATE_ENUMS += (LineKind,)
+
+
+def layer_lines(
+    items: list, adapted: dict[str, int], mixed: bool = False, *, source: str, variable: str, result: str
+) -> list[LayerLine]:
+    """The stack's lines, from `source` through `variable` into `result`, the same way for any
+    number of layers and residual blocks: the last line assigns `result` (a stack with no layers
+    is `result = source`, or no line when they are the same name). Adapted layers are named
+    (their `name`, else `adapted_<type>[_n]`) and added to `adapted` ({layer name: batches}),
+    which the script finds them by. Under mixed precision they compute in float32: Keras's
+    `adapt` fails in float16 (and would overflow)."""
+    steps = _stack_steps(items, adapted, mixed, depth=0)
+    if not steps:
+        return [] if source == result else [LayerLine(LineKind.ALIAS, target=result, source=source)]
     lines = []
+    current = source
+    for index, step in enumerate(steps):
+        if step.kind is LineKind.ALIAS:  # a residual block opens: keep its input
+            lines.append(LayerLine(LineKind.ALIAS, target=step.shortcut, source=current))
+            continue
+        target = result if index == len(steps) - 1 else variable
+        lines.append(LayerLine(step.kind, target=target, source=current, code=step.code, shortcut=step.shortcut))
+        current = target
+    return lines
+
+
+def _stack_steps(items: list, adapted: dict[str, int], mixed: bool, depth: int) -> list[LayerLine]:
+    """The stack's steps in order, not yet wired (targets and sources are filled by layer_lines)."""
+    steps = []
     for item in items:
         if isinstance(item, Residual):
             shortcut = "shortcut" if depth == 0 else f"shortcut_{depth + 1}"
-            lines.append(LayerLine("open", shortcut=shortcut))
-            lines += layer_lines(item.residual, adapted, mixed, depth + 1)
-            lines.append(LayerLine("close", shortcut=shortcut))
+            steps.append(LayerLine(LineKind.ALIAS, target="", source="", shortcut=shortcut))
+            steps += _stack_steps(item.residual, adapted, mixed, depth + 1)
+            steps.append(LayerLine(LineKind.ADD, target="", source="", shortcut=shortcut))
         else:
-            lines.append(LayerLine("layer", code=keras_call(item, "layers", adapted_arguments(item, adapted, mixed))))
-    return lines
+            code = keras_call(item, "layers", adapted_arguments(item, adapted, mixed))
+            steps.append(LayerLine(LineKind.LAYER, target="", source="", code=code))
+    return steps
 
 
 def adapted_arguments(item: Any, adapted: dict[str, int], mixed: bool) -> dict[str, str]:
@@ -299,7 +340,8 @@ class PrecisionView:
 class DistributionView:
     kind: StrategyKind
     device: str
-    devices: str | None
+    devices: str  # a list literal, or None
+    cpu_replicas: int | None  # the default of the script's --cpu-replicas
     communication: str
     timeout: float | None  # multi_worker_mirrored: seconds a collective may wait for a peer
 
@@ -393,7 +435,8 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
     for user modules after sys.path and the working directory."""
     adapted: dict[str, int] = {}
     mixed = spec.precision != "float32"
-    trunk = layer_lines(spec.model.layers, adapted, mixed)  # first: the trunk's adapted layers come first
+    # The trunk first: its adapted layers come first.
+    trunk = layer_lines(spec.model.layers, adapted, mixed, source="x", variable="x", result="x")
     outputs = _outputs(spec, adapted, mixed)
     return View(
         header={"version": version, "spec_path": spec_path, "sha256": spec_sha256},
@@ -416,7 +459,8 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
         distribution=DistributionView(
             kind=StrategyKind(spec.strategy.type),
             device=literal(spec.strategy.device),
-            devices=literal(spec.strategy.devices) if spec.strategy.devices else None,
+            devices=literal(spec.strategy.devices),
+            cpu_replicas=spec.strategy.cpu_replicas,
             communication=spec.strategy.communication.upper(),
             timeout=spec.strategy.timeout_seconds if spec.strategy.type == "multi_worker_mirrored" else None,
         ),
@@ -462,7 +506,7 @@ def _outputs(spec: Spec, adapted: dict[str, int], mixed: bool) -> list[OutputVie
         views.append(
             OutputView(
                 name=name,
-                layers=layer_lines(head, adapted, mixed),
+                layers=layer_lines(head, adapted, mixed, source="x", variable="h", result=f"outputs[{literal(name)}]"),
                 loss=keras_call(spec.losses[name], "losses", {"reduction": "None"}),
                 mean_per_example=len(spec.targets[name].shape) >= 2,
                 metrics=metrics.get(name, []),

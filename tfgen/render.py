@@ -10,6 +10,7 @@ import black
 import jinja2
 
 from . import __version__
+from . import plan
 from .plan import RUNTIME_MODULE, literal, make_view
 from .spec import Spec
 
@@ -37,6 +38,8 @@ def environment() -> jinja2.Environment:
     )
     # Every spec value that lands in code goes through `py`: a Python literal, never raw text.
     env.filters["py"] = literal
+    # Templates test the view's enums by member (`x is sameas Jit.GPU`), never by their strings.
+    env.globals.update({kind.__name__: kind for kind in plan.TEMPLATE_ENUMS})
     return env
 
 

@@ -102,6 +102,11 @@ class Strategy(StrictModel):
     type: StrategyType = "default"
     device: str | None = Field(None, description="one_device: the device, e.g. /gpu:0")
     devices: list[str] | None = Field(None, description="mirrored: the devices (default: all visible GPUs, else the CPU)")
+    cpu_replicas: PositiveInt | None = Field(
+        None,
+        description="mirrored: mirror over this many logical CPU devices (the script's --cpu-replicas): "
+        "a way to test multi-replica code without GPUs, not a speed-up",
+    )
     communication: Literal["auto", "ring", "nccl"] = Field("auto", description="multi_worker_mirrored: collective implementation")
     timeout_seconds: PositiveFloat | None = Field(
         600.0, description="multi_worker_mirrored: a collective waiting longer for a peer fails the worker (null: wait forever)"
@@ -132,10 +137,12 @@ class Strategy(StrictModel):
 
     @model_validator(mode="after")
     def _fields_of_type(self) -> "Strategy":
-        owners = {"device": "one_device", "devices": "mirrored"}
+        owners = {"device": "one_device", "devices": "mirrored", "cpu_replicas": "mirrored"}
         for name, owner in owners.items():
             if getattr(self, name) is not None and self.type != owner:
                 raise ValueError(f"`{name}` is for `type: {owner}`")
+        if self.cpu_replicas is not None and self.devices is not None:
+            raise ValueError("give `devices` or `cpu_replicas`, not both (cpu_replicas mirrors over /cpu:0 .. /cpu:N-1)")
         if self.type == "one_device" and self.device is None:
             raise ValueError("`type: one_device` needs a `device`, e.g. /cpu:0 or /gpu:0")
         if self.communication != "auto" and self.type != "multi_worker_mirrored":
