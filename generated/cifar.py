@@ -317,7 +317,7 @@ def main(argv=None):
     strategy = tf.distribute.MirroredStrategy(devices)
     run = rt.RunDirectory(args, strategy, GLOBAL_BATCH_SIZE, __file__)
     keras.utils.set_random_seed(SEED)
-    train, validation = load_data(synthetic=args.synthetic)
+    train, validation = run.data(load_data(synthetic=args.synthetic))
     trainer = Trainer(strategy, run.write)
     steps_per_epoch = trainer.use_data(train, "stream", args.steps_per_epoch)
     history = run.resume(trainer, argv)

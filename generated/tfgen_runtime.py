@@ -41,15 +41,39 @@ def parse_args(argv, doc, epochs, output_dir, cpu_replicas=None):
     """The generated script's options (`--help` lists them)."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     add = parser.add_argument
-    add("--epochs", type=int, default=epochs, help=f"total epochs (default {epochs})")
-    add("--steps-per-epoch", type=int, help="cap on the training steps of each epoch")
+    add(
+        "--epochs",
+        type=positive,
+        default=epochs,
+        help=f"total epochs (default {epochs})",
+    )
+    add(
+        "--steps-per-epoch",
+        type=positive,
+        help="cap on the training steps of each epoch",
+    )
     add("--synthetic", action="store_true", help="random data of the declared shapes")
+    first = "train and validate on the first N examples of each (smoke tests)"
+    add("--max-examples", type=positive, metavar="N", help=first)
     add("--output-dir", default=output_dir, help=f"(default {output_dir})")
     add("--fresh", action="store_true", help="discard the previous run; start over")
     add("--debug", action="store_true", help="show tracebacks of errors")
     replicas = "mirrored: over N logical CPU devices (to test replicas)"
-    add("--cpu-replicas", type=int, default=cpu_replicas, metavar="N", help=replicas)
+    add(
+        "--cpu-replicas",
+        type=positive,
+        default=cpu_replicas,
+        metavar="N",
+        help=replicas,
+    )
     return parser.parse_args(argv)
+
+
+def positive(text):
+    """An option's value: a whole number of at least 1."""
+    if not (text.isascii() and text.isdigit() and int(text) >= 1):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return int(text)
 
 
 def mirrored_devices(devices, cpu_replicas):
@@ -58,8 +82,6 @@ def mirrored_devices(devices, cpu_replicas):
     else the CPU)."""
     if cpu_replicas is None:
         return None if devices is None else [existing_device(name) for name in devices]
-    if cpu_replicas < 1:
-        raise UserError(f"--cpu-replicas must be at least 1, not {cpu_replicas}")
     cpu = tf.config.list_physical_devices("CPU")[0]
     split = [tf.config.LogicalDeviceConfiguration()] * cpu_replicas
     if tf.config.get_logical_device_configuration(cpu) != split:
@@ -106,6 +128,13 @@ class RunDirectory:
             self.write = Path(tempfile.mkdtemp(prefix="tfgen-worker-"))
             atexit.register(shutil.rmtree, self.write, ignore_errors=True)
 
+    def data(self, data):
+        """`(train, validation)` as this run uses it: the first --max-examples of each."""
+        n = self.args.max_examples
+        if n is None:
+            return data
+        return tuple(None if part is None else first_rows(part, n) for part in data)
+
     def resume(self, trainer, argv, fresh=False):
         """Restore the run (or refuse one of another spec or model); its history rows."""
         if fresh or self.args.fresh:
@@ -138,6 +167,13 @@ class RunDirectory:
             print(f"--fresh: discarding the previous run in {self.output} ({names})")
             for path in found:
                 shutil.rmtree(path) if path.is_dir() else path.unlink()
+
+
+def first_rows(part, n):
+    """The first `n` examples of arrays `(x, y)` or of a dataset."""
+    if isinstance(part, tf.data.Dataset):
+        return part.take(n)
+    return tuple({key: array[:n] for key, array in arrays.items()} for arrays in part)
 
 
 def checked_arrays(arrays, fields, what):
@@ -188,12 +224,14 @@ def lossless_cast(array, field, name):
 def named_examples(data, inputs, targets):
     """A source's `(x, y)` as `({input: x}, {target: y})` arrays or dataset elements."""
     if not isinstance(data, tf.data.Dataset):
+        require_pair(data)
         x = checked_arrays(data[0], inputs, "input")
         y = checked_arrays(data[1], targets, "target")
         rows = {f"{k}": len(a) for part in (x, y) for k, a in part.items()}
         if len(set(rows.values())) > 1:
             raise UserError(f"the arrays have different numbers of rows: {rows}")
         return x, y
+    require_pair(data.element_spec, "gives elements of", "tensor")
     x_named, y_named = (isinstance(part, dict) for part in data.element_spec)
 
     def name(x, y):
@@ -207,7 +245,60 @@ def named_examples(data, inputs, targets):
                 tf.debugging.Assert(tf.reduce_all(within), [message, y[key]])
         return x, y
 
-    return data.map(name)
+    named = data.map(name)
+    for part, fields, what in zip(named.element_spec, (inputs, targets), WHAT):
+        for key, field in fields.items():
+            element_shape(part.get(key), field, f"{what}s.{key}")
+    return named
+
+
+WHAT = ("input", "target")
+
+
+def require_pair(data, gives="returned", one="array"):
+    """UserError unless `data` is an `(x, y)` pair (arrays, or a dataset's element)."""
+    if isinstance(data, tuple | list) and len(data) == 2:
+        return
+    if isinstance(data, tuple | list):
+        found = f"a {type(data).__name__} of {len(data)} items"
+    elif hasattr(data, "shape"):
+        found = f"one {one} of shape {tuple(data.shape)}"
+    else:
+        found = f"a {type(data).__name__}"
+    raise UserError(f"{gives} {found}, not an `(inputs, targets)` pair")
+
+
+def element_shape(spec, field, name):
+    """UserError unless a dataset's elements of `name` are examples of the field's shape."""
+    if spec is None:
+        raise UserError(f"the dataset has no {name.replace('s.', ' `', 1)}`")
+    shape = tuple(spec.shape)
+    if len(shape) == len(field.shape) + 1:
+        hint = ": it gives batches (pass batch_size=None to the loader; tfgen batches)"
+    else:
+        hint = ""
+    fits = len(shape) == len(field.shape)
+    if not fits or any(
+        None not in (d, a) and d != a for d, a in zip(field.shape, shape)
+    ):
+        message = (
+            f"{name} has elements of shape {shape}, the spec declares {field.shape}"
+        )
+        raise UserError(message + hint)
+
+
+def same_twice(dataset, reference, elements=2):
+    """Warn when two iterations of `dataset` begin differently: it shuffles (or draws at
+    random) itself, so a resumed run would differ from an uninterrupted one."""
+    first = list(dataset.take(elements).as_numpy_iterator())
+    second = list(dataset.take(elements).as_numpy_iterator())
+    leaves = zip(tf.nest.flatten(first), tf.nest.flatten(second))
+    if all(np.array_equal(a, b) for a, b in leaves):
+        return
+    found = f"{reference}: its dataset changes order between iterations"
+    fix = "pass it shuffle=False and let tfgen shuffle (data.train.shuffle)"
+    why = "a resumed run would differ from an uninterrupted one"
+    print(f"warning: {found}: {fix}; else {why}", file=sys.stderr)
 
 
 def function(reference, spec_dir=None):
@@ -245,9 +336,12 @@ def from_function(reference, inputs, targets, spec_dir=None, /, **kwargs):
     """The named examples that a `package.module:function` data source returns."""
     load = function(reference, spec_dir)
     try:
-        return named_examples(load(**kwargs), inputs, targets)
+        data = named_examples(load(**kwargs), inputs, targets)
     except UserError as error:
         raise UserError(f"{reference}: {error}") from None
+    if isinstance(data, tf.data.Dataset):
+        same_twice(data, reference)
+    return data
 
 
 def synthetic_arrays(n, inputs, targets, seed):
@@ -274,7 +368,10 @@ def random_array(rng, n, field):
 def split_arrays(data, fraction, seed, stratify=False):
     """Hold out a seeded random `fraction` of the examples (of each class: `stratify`)."""
     if isinstance(data, tf.data.Dataset):
-        raise TypeError("`validation_split` needs arrays; the source gave a Dataset")
+        fix = "give the held-out examples as a `validation` source, or return arrays"
+        raise UserError(
+            f"`validation_split` needs arrays, the source gave a Dataset: {fix}"
+        )
     labels = next(iter(data[1].values()))
     order = np.random.default_rng(seed).permutation(len(labels))
     held = np.zeros(len(order), bool)
@@ -409,7 +506,7 @@ class StandardTrainer:
             size = sum(a.nbytes for arrays in train for a in arrays.values())
             self.in_memory = size <= IN_MEMORY_BUDGET_BYTES
         if self.in_memory and isinstance(train, tf.data.Dataset):
-            raise TypeError("`in_memory: true` needs arrays; the source gave a Dataset")
+            raise UserError("`in_memory: true` needs arrays; the source gave a Dataset")
         if self.in_memory:
             self.arrays = [{k: tf.constant(a) for k, a in p.items()} for p in train]
             self.examples = len(next(iter(train[1].values())))

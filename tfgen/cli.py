@@ -49,6 +49,9 @@ def _parser() -> argparse.ArgumentParser:
     smoke.add_argument("--timeout", type=_positive(float), default=300.0,
                        help="seconds per spec, both runs; a script still running is killed (default 300)")
     smoke.add_argument("--jobs", type=_positive(int), default=2, help="specs run at once (default 2)")
+    smoke.add_argument("--real-data", type=_positive(int), metavar="N",
+                       help="run on the first N examples of the spec's real data instead of synthetic data "
+                            "(checks the loader and the files too; the data must be there)")
     _add_set(smoke)
     lint = commands.add_parser("lint", help="find the seed articles' pitfalls in TensorFlow training loops")
     lint.add_argument("paths", nargs="+", metavar="PATH", help="Python files or directories (recursing into *.py)")

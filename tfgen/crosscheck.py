@@ -178,6 +178,44 @@ def _data(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
             yield doc.issue(("data", "validation_split"), "`validation_split` needs an in-memory source; give `data.validation` for tfrecord files")
 
 
+# Keras's folder loaders return a tf.data.Dataset that, by default, reshuffles its files on every
+# iteration and comes in batches of 32.
+DATASET_LOADERS = ("image_dataset_from_directory", "text_dataset_from_directory", "audio_dataset_from_directory")
+
+
+def _dataset_loader(source) -> str | None:
+    """The Keras folder loader a `python` source calls directly, if it is one."""
+    if source.type != "python":
+        return None
+    module, _, name = source.function.partition(":")
+    keras_module = module.split(".")[0] == "keras" or module.startswith(("tensorflow.keras", "tf.keras"))
+    return name if keras_module and name in DATASET_LOADERS else None
+
+
+def _loaders(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    """A Keras folder loader as a source keeps exact resume only when tfgen shuffles and batches."""
+    for loc, source in _sources(spec):
+        loader = _dataset_loader(source)
+        if loader is None:
+            continue
+        kwargs = source.kwargs
+        if loc[1] == "train" and kwargs.get("shuffle", True) is not False:
+            yield doc.issue(loc + ("function",), f"`{loader}` reshuffles its files on every iteration by default, so "
+                            "a resumed run would differ: add `shuffle: false` to `kwargs` and let tfgen shuffle "
+                            "(`data.train.shuffle`, seeded per epoch)")
+        if kwargs.get("batch_size", 32) is not None:
+            yield doc.issue(loc + ("function",), f"`{loader}` gives batches (of 32 by default): add `batch_size: null` "
+                            "to `kwargs` (tfgen batches)")
+        for argument in ("validation_split", "subset"):
+            if argument in kwargs:
+                yield doc.issue(loc + ("kwargs", argument), f"`{loader}`'s `{argument}` without its shuffle holds "
+                                "out the last files in sorted order (whole classes): give the held-out examples as "
+                                "`data.validation` (a folder of their own)")
+        if loc[1] == "train" and spec.data.validation_split is not None:
+            yield doc.issue(("data", "validation_split"), f"`validation_split` needs arrays; `{loader}` returns a "
+                            "tf.data.Dataset: give the held-out examples as `data.validation`")
+
+
 def _stratify(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     if not spec.data.stratify:
         return
@@ -336,6 +374,7 @@ CHECKS = (
     (_adapt, {"model", "data", "precision"}),
     (_stratify, {"data", "targets"}),
     (_data, {"data", "model", "targets"}),
+    (_loaders, {"data"}),
     (_losses, {"losses", "targets"}),
     (_early_stopping, {"train", "data", "model", "targets", "metrics"}),
     (_history, {"model", "targets", "metrics", "loss_weighting"}),

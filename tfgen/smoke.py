@@ -1,5 +1,6 @@
 """`tfgen smoke`: build each spec into a temporary folder and run its script on the CPU for a few
-steps on synthetic data, through one checkpoint save and one resume; PASS or FAIL per spec.
+steps on synthetic data (or the first N real examples: `--real-data N`), through one checkpoint
+save and one resume; PASS or FAIL per spec.
 
 Nothing outside the temporary folder is written: the scripts run in the working directory (so
 user modules and relative paths behave as in a real run) with `--output-dir` in the temporary
@@ -41,13 +42,13 @@ FIELD_OF_FUNCTION = {
 # folder, as a rerun does; what the first run left is recorded in between.
 CHILD = """
 import importlib.util, json, pathlib, sys
-script, run_dir, steps, record = sys.argv[1:]
+script, run_dir, steps, record, data = sys.argv[1:]
 sys.argv = [script]
 sys.path[0] = str(pathlib.Path(script).resolve().parent)  # as `python script.py` has it, not ''
 spec = importlib.util.spec_from_file_location("tfgen_smoked_script", script)
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
-options = ["--synthetic", "--steps-per-epoch", steps, "--output-dir", run_dir]
+options = [data, "--steps-per-epoch", steps, "--output-dir", run_dir]
 module.rt.run(lambda: module.main(["--epochs", "1", *options]))
 run = pathlib.Path(run_dir)
 history = run / "history.jsonl"
@@ -109,8 +110,10 @@ def prepare(specs: list[Path], overrides: list[str], folder: Path) -> list[Smoke
 class Runner:
     """Runs scripts as process groups (so a timed-out one is killed whole, children included)."""
 
-    def __init__(self, steps: int, timeout: float):
+    def __init__(self, steps: int, timeout: float, real_data: int | None = None):
         self.steps, self.timeout = steps, timeout
+        # Synthetic data of the declared shapes, or the first N examples of the real data.
+        self.data = "--synthetic" if real_data is None else f"--max-examples={real_data}"
         self.running: set[subprocess.Popen] = set()
         self.lock = threading.Lock()
         self.stopped = False  # after Ctrl-C: start nothing more
@@ -120,7 +123,8 @@ class Runner:
 
     def script(self, smoke: Smoke) -> subprocess.CompletedProcess:
         """Run the script's two runs (see CHILD); return code None: killed at the time limit."""
-        command = [sys.executable, "-c", CHILD, *map(str, (smoke.script, smoke.run_dir, self.steps, smoke.record))]
+        arguments = (smoke.script, smoke.run_dir, self.steps, smoke.record, self.data)
+        command = [sys.executable, "-c", CHILD, *map(str, arguments)]
         with self.lock:
             if self.stopped:
                 return subprocess.CompletedProcess(command, None, "", "")
@@ -224,7 +228,7 @@ def first_error(smoke: Smoke, result: subprocess.CompletedProcess) -> str:
 def run(args) -> int:
     """`tfgen smoke SPEC...`: print PASS or FAIL per spec; 0 all passed, 1 some failed."""
     started = time.monotonic()
-    runner = Runner(args.steps, args.timeout)
+    runner = Runner(args.steps, args.timeout, args.real_data)
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="tfgen-smoke-") as folder:
         smokes = prepare(args.specs, args.overrides, Path(folder))
