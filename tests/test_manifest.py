@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 import yaml
-
 from conftest import ROOT
+
 from tfgen.cli import main
 from tfgen.manifest import comment
 
