@@ -220,6 +220,26 @@ def test_a_failed_workers_children_are_killed_and_the_launcher_returns_promptly(
     assert gone, f"the failed worker's child {child} still runs"
 
 
+@pytest.mark.slow
+def test_output_held_by_a_process_that_left_the_group_delays_the_launcher_a_few_seconds_at_most(tmp_path):
+    (tmp_path / "escapes.py").write_text(LEAVES_A_CHILD.replace("time.sleep(300)\"])", "time.sleep(300)\"], "
+                                                                "start_new_session=True)"))
+    started = time.monotonic()
+    launcher = subprocess.Popen([sys.executable, "-m", "tfgen", "launch", "--workers", "1",
+                                 str(tmp_path / "escapes.py"), "--", str(tmp_path)], cwd=ROOT, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = launcher.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        launcher.kill()
+        out, err = "", "the launcher hung"
+    finally:
+        _kill([int((tmp_path / "child.pid").read_text())])  # in its own session: nothing else ends it
+    assert launcher.returncode == 3, err
+    assert time.monotonic() - started < 15
+    assert "a process outside the workers' groups still holds their output; not waiting for it" in err
+
+
 # A worker that records which signal stopped it (its save path), then exits 128 + N as the scripts do.
 RECORDS_ITS_STOP = """
 # Stands in for a script of a multi_worker_mirrored spec (tf.distribute.MultiWorkerMirroredStrategy).
