@@ -4,8 +4,10 @@ a broken, a missing and a hung script fail with one line; usage and spec errors 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 import yaml
@@ -77,6 +79,68 @@ def test_a_hung_script_times_out_and_its_process_group_is_killed(tmp_path):
     child = int((tmp_path / "child.pid").read_text())
     state = subprocess.run(["ps", "-o", "stat=", "-p", str(child)], capture_output=True, text=True, check=False).stdout.strip()
     assert state in ("", "Z"), f"the script's child {child} still runs ({state})"
+
+
+def _gone(pid: int, seconds: float = 5.0) -> bool:
+    """Whether `pid` has ended (or is a zombie) within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        state = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True,
+                               check=False).stdout.strip()
+        if state in ("", "Z"):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+
+
+def _started_pids(path, smoke, seconds=180.0) -> list[int]:
+    """The pids the hanging builder wrote (the training process, its child), once it has."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and smoke.poll() is None:
+        pids = path.read_text().split() if path.exists() else []
+        if len(pids) == 2:
+            return [int(pid) for pid in pids]
+        time.sleep(0.2)
+    raise AssertionError(f"the training process never started (smoke exit {smoke.poll()})")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_stop_signal_kills_the_running_scripts_and_removes_the_temporary_folder(tmp_path, number):
+    """A cancelled CI job (SIGTERM) or a dropped session (SIGHUP) stops smoke as Ctrl-C does."""
+    (tmp_path / "hanging.py").write_text(
+        "import os, pathlib, subprocess, time\n"
+        "def build():\n"
+        "    child = subprocess.Popen(['sleep', '300'])\n"
+        "    pathlib.Path('pids.partial').write_text(f'{os.getpid()} {child.pid}')\n"
+        "    pathlib.Path('pids.partial').replace('pids')\n"
+        "    time.sleep(300)\n"
+    )
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    command = [sys.executable, "-m", "tfgen", "smoke", _spec(tmp_path, "hang", builder="hanging:build")]
+    smoke = subprocess.Popen(command, cwd=tmp_path, env={**os.environ, "TMPDIR": str(temporary)}, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pids = []
+    try:
+        pids = _started_pids(tmp_path / "pids", smoke)
+        assert [p.name for p in temporary.glob("tfgen-smoke-*")], "no temporary folder while the script runs"
+        stopped = time.monotonic()
+        smoke.send_signal(number)
+        out, err = smoke.communicate(timeout=30)
+        assert time.monotonic() - stopped < 15
+        assert smoke.returncode == 128 + number, out + err
+        assert err.strip().splitlines()[-1] == f"smoke: stopped by {signal.Signals(number).name}"
+        assert "Traceback" not in err
+        left = [pid for pid in pids if not _gone(pid)]
+        assert not left, f"the training process or its child still runs: {left}"
+        assert list(temporary.glob("tfgen-smoke-*")) == []
+    finally:
+        smoke.kill()
+        for pid in pids:  # cleanup of a failed run: what this test started and still runs
+            if not _gone(pid, seconds=0):
+                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.parametrize("args", [[], ["specs/digits.yaml", "--steps", "0"], ["specs/digits.yaml", "--timeout", "soon"],

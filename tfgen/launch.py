@@ -3,7 +3,8 @@
 TensorFlow has no `torchrun`: a `multi_worker_mirrored` script trains on the processes that
 `TF_CONFIG` names, one `TF_CONFIG` per process. The launcher starts the processes of one host
 with theirs, prefixes their output lines with the worker's index, stops the group when one
-fails and restarts it (each run resumes from the chief's checkpoint), and forwards Ctrl-C.
+fails and restarts it (each run resumes from the chief's checkpoint), and forwards Ctrl-C and stop
+signals (SIGTERM, SIGHUP, SIGQUIT) so the workers save before they exit.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -23,6 +25,17 @@ from pathlib import Path
 from .errors import UsageError
 
 POLL_SECONDS = 0.1
+PUMP_SECONDS = 5.0  # how long a stopped group's output may take to drain (a process outside it may hold it)
+# What the launcher forwards for each signal it stops on: Ctrl-C as Ctrl-C; a stop request (SIGTERM),
+# a dropped session (SIGHUP) or SIGQUIT as SIGTERM, which the workers save on (SIGHUP and SIGQUIT kill them).
+FORWARD = {
+    signal.SIGINT: signal.SIGINT,
+    signal.SIGTERM: signal.SIGTERM,
+    signal.SIGHUP: signal.SIGTERM,
+    signal.SIGQUIT: signal.SIGTERM,
+}
+PORT = re.compile(r"[0-9]+")  # ASCII digits only: str.isdigit() also takes `²` and full-width digits
+HOST = re.compile(r"[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]")  # a name, an IPv4 or a bracketed IPv6 address
 
 
 def free_ports(count: int) -> list[int]:
@@ -38,14 +51,21 @@ def free_ports(count: int) -> list[int]:
 
 
 def parse_hosts(text: str) -> list[str]:
-    """`h1:port,h2:port` as a list, or UsageError naming the entry that is not `host:port`."""
-    hosts = [entry.strip() for entry in text.split(",")]
-    for entry in hosts:
+    """`h1:port,h2:port` as a list of `host:port` (the port as a plain number), or UsageError naming
+    the entry that is not `host:port` or repeats an earlier one (`h:1` and `H:01` are one address)."""
+    hosts, seen = [], set()
+    for entry in (entry.strip() for entry in text.split(",")):
         host, _, port = entry.rpartition(":")
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise UsageError(f"--hosts: `{entry}` is not host:port")
-    if len(set(hosts)) < len(hosts):
-        raise UsageError("--hosts: an address appears twice")
+        shown = entry if entry.isprintable() else ascii(entry)
+        if not HOST.fullmatch(host) or not PORT.fullmatch(port):
+            raise UsageError(f"--hosts: `{shown}` is not host:port (ASCII digits for the port)")
+        if not 1 <= int(port) <= 65535:
+            raise UsageError(f"--hosts: `{shown}`: port {int(port)} is not in 1..65535")
+        address = f"{host}:{int(port)}"
+        if address.lower() in seen:
+            raise UsageError(f"--hosts: an address appears twice (`{shown}`)")
+        seen.add(address.lower())
+        hosts.append(address)
     return hosts
 
 
@@ -68,12 +88,12 @@ def describe(returncode: int) -> str:
 
 
 def kill_group(process: subprocess.Popen, number: int) -> None:
-    """Send signal `number` to the process group of `process` (started in its own session) while it runs."""
-    if process.poll() is None:
-        try:
-            os.killpg(process.pid, number)
-        except (ProcessLookupError, PermissionError):  # the group ended meanwhile
-            pass
+    """Send signal `number` to the process group of `process`, started in its own session (so the
+    group's id is its pid): its children too, even after `process` itself exited."""
+    try:
+        os.killpg(process.pid, number)
+    except (ProcessLookupError, PermissionError):  # no process of the group is left
+        pass
 
 
 @dataclass
@@ -105,8 +125,11 @@ class Group:
         for raw in iter(stream.readline, b""):
             line = raw.decode("utf-8", errors="replace").rstrip("\n")
             with self.lock:
-                sink.write(f"[{index}] {line}\n")
-                sink.flush()
+                try:
+                    sink.write(f"[{index}] {line}\n")
+                    sink.flush()
+                except (OSError, ValueError):  # our terminal is gone (SIGHUP): keep draining the worker
+                    pass
         stream.close()
 
     def failure(self) -> tuple[int, int] | None:
@@ -120,28 +143,33 @@ class Group:
         return any(process.poll() is None for process in self.processes.values())
 
     def signal(self, number: int) -> None:
-        """Signal every running worker's process group (as a terminal would: its children too)."""
+        """Signal every worker's process group (as a terminal would: its children too, also after
+        the worker itself exited)."""
         for process in self.processes.values():
             kill_group(process, number)
 
     def stop(self, grace: float) -> None:
-        """Wait up to `grace` seconds for the workers to exit, then SIGKILL the rest; drain output."""
+        """Wait up to `grace` seconds for the workers to exit, then SIGKILL what is left of their
+        groups; drain their output (for PUMP_SECONDS at most: a process that left the group may hold it)."""
         deadline = time.monotonic() + grace
         while self.running() and time.monotonic() < deadline:
             time.sleep(POLL_SECONDS)
         self.signal(signal.SIGKILL)
         for process in self.processes.values():
             process.wait()
+        deadline = time.monotonic() + PUMP_SECONDS
         for pump in self.pumps:
-            pump.join()
+            pump.join(timeout=max(0.0, deadline - time.monotonic()))
+        if any(pump.is_alive() for pump in self.pumps):
+            say("a process outside the workers' groups still holds their output; not waiting for it")
 
 
 class Interrupts:
-    """SIGINT and SIGTERM to the launcher: noted (the first), so the group is stopped cleanly."""
+    """SIGINT, SIGTERM, SIGHUP and SIGQUIT to the launcher: noted, so the group is stopped cleanly."""
 
     def __enter__(self):
         self.received: list[int] = []
-        self.previous = {s: signal.signal(s, self.note) for s in (signal.SIGINT, signal.SIGTERM)}
+        self.previous = {s: signal.signal(s, self.note) for s in FORWARD}
         return self
 
     def note(self, number: int, frame) -> None:
@@ -153,7 +181,10 @@ class Interrupts:
 
 
 def say(message: str) -> None:
-    print(f"tfgen launch: {message}", file=sys.stderr, flush=True)
+    try:
+        print(f"tfgen launch: {message}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # our terminal is gone (SIGHUP): the workers still need stopping
+        pass
 
 
 def launch(script: Path, args: list[str], hosts: list[str], indices: list[int], max_restarts: int = 0,
@@ -193,10 +224,12 @@ def wait(group: Group, interrupts: Interrupts, grace: float) -> tuple[int, int] 
     """Watch the group until all exit 0, one fails, or the launcher is interrupted."""
     while group.running():
         if interrupts.received:
-            # Every worker notes SIGINT and, at the next step boundary, they save together and exit.
-            name = signal.Signals(interrupts.received[0]).name
-            say(f"{name}: asking every worker to save and stop (SIGKILL after {grace:g} s)")
-            group.signal(signal.SIGINT)
+            # Every worker notes the signal and, at the next step boundary, they save together and exit.
+            received = signal.Signals(interrupts.received[0])
+            forwarded = FORWARD[received]
+            say(f"{received.name}: asking every worker to save and stop ({forwarded.name} to each, "
+                f"SIGKILL after {grace:g} s)")
+            group.signal(forwarded)
             group.stop(grace)
             return None
         failed = group.failure()
@@ -214,7 +247,7 @@ def wait(group: Group, interrupts: Interrupts, grace: float) -> tuple[int, int] 
 def run(args) -> int:
     """`tfgen launch` from its parsed arguments."""
     script_args = args.args[1:] if args.args[:1] == ["--"] else args.args
-    if args.max_restarts < 0 or args.grace < 0:
+    if args.max_restarts < 0 or not args.grace >= 0:  # not >=: NaN too
         raise UsageError("--max-restarts and --grace must not be negative")
     if (args.workers is None) == (args.hosts is None):
         raise UsageError("give --workers N (this host) or --hosts H:P,... with --index I (one host of many)")
@@ -247,7 +280,7 @@ def add_parsers(commands) -> None:
     launch.add_argument("--max-restarts", type=int, default=0, metavar="K",
                         help="restart the group after a failure up to K times (default 0)")
     launch.add_argument("--grace", type=float, default=30.0, metavar="S",
-                        help="seconds the workers get to save after Ctrl-C before SIGKILL (default 30)")
+                        help="seconds the workers get to save after Ctrl-C or a stop signal before SIGKILL (default 30)")
     launch.add_argument("script", type=Path, metavar="SCRIPT", help="the generated script")
     launch.add_argument("args", nargs=argparse.REMAINDER, metavar="-- ARGS", help="the script's options")
     config = commands.add_parser("tf-config", help="print the TF_CONFIG of one worker of a host list")

@@ -61,6 +61,22 @@ module.rt.run(lambda: module.main(["--epochs", "2", *options]))
 MARK = "tfgen-smoke: resuming"
 RESUMED = re.compile(r"^Resuming from (?P<path>\S+) \(epoch 2, step 0\)$", re.MULTILINE)
 FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line \d+, in (?P<function>\S+)$')
+# Stop `tfgen smoke` as Ctrl-C does: a cancelled CI job (SIGTERM), a dropped session (SIGHUP).
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class Stopped(Exception):
+    """A stop signal to `tfgen smoke`, raised in the main thread as Ctrl-C raises KeyboardInterrupt."""
+
+    def __init__(self, number: int):
+        super().__init__(signal.Signals(number).name)
+        self.number = number
+
+
+def raise_stopped(number: int, frame) -> None:
+    for other in STOP_SIGNALS:  # the stop is under way: a second signal must not interrupt it
+        signal.signal(other, signal.SIG_IGN)
+    raise Stopped(number)
 
 
 @dataclass
@@ -226,7 +242,24 @@ def first_error(smoke: Smoke, result: subprocess.CompletedProcess) -> str:
 
 
 def run(args) -> int:
-    """`tfgen smoke SPEC...`: print PASS or FAIL per spec; 0 all passed, 1 some failed."""
+    """`tfgen smoke SPEC...`: print PASS or FAIL per spec; 0 all passed, 1 some failed; after Ctrl-C
+    or a stop signal N: the scripts' process groups killed, the temporary folder removed, 128 + N."""
+    previous = {number: signal.signal(number, raise_stopped) for number in STOP_SIGNALS}
+    try:
+        return run_specs(args)
+    except KeyboardInterrupt:
+        print("smoke: interrupted", file=sys.stderr)
+        return 128 + signal.SIGINT
+    except Stopped as stopped:
+        print(f"smoke: stopped by {stopped}", file=sys.stderr)
+        return 128 + stopped.number
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def run_specs(args) -> int:
+    """The smoke tests of `run`; KeyboardInterrupt or Stopped once what runs is killed."""
     started = time.monotonic()
     runner = Runner(args.steps, args.timeout, args.real_data)
     outcomes = []
@@ -237,11 +270,10 @@ def run(args) -> int:
                 for outcome in pool.map(runner.smoke, smokes):  # in spec order, as they finish
                     print(f"{'PASS' if outcome.passed else 'FAIL'} {outcome.message}", flush=True)
                     outcomes.append(outcome)
-            except KeyboardInterrupt:  # Ctrl-C: stop what runs, start nothing more
+            except (KeyboardInterrupt, Stopped):  # stop what runs, start nothing more; then the folder goes
                 pool.shutdown(wait=False, cancel_futures=True)
                 runner.kill_all()
-                print("smoke: interrupted", file=sys.stderr)
-                return 130
+                raise
     failed = sum(not outcome.passed for outcome in outcomes)
     summary = f"{len(outcomes) - failed} passed, {failed} failed in {time.monotonic() - started:.0f} s"
     print(f"smoke: {summary}", file=sys.stderr if failed else sys.stdout)
