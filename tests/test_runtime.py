@@ -463,7 +463,7 @@ def test_split_arrays_depends_on_the_seed_and_refuses_datasets():
     two = rt.split_arrays(data, 0.2, seed=2)[1][0]["x"]
     assert set(one) != set(two)
     assert sorted(one) != list(range(20))  # shuffled, not the first rows of an ordered source
-    with pytest.raises(TypeError):
+    with pytest.raises(rt.UserError, match="needs arrays, the source gave a Dataset"):
         rt.split_arrays(tf.data.Dataset.range(4), 0.5, seed=1)
 
 
