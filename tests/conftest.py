@@ -20,7 +20,7 @@ SPECS = sorted((ROOT / "specs").glob("*.yaml"))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
-def run_tfgen(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
+def run_tfgen(*args: str, cwd: Path = ROOT, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """Run the real `tfgen` command line in a subprocess."""
     return subprocess.run(
         [sys.executable, "-m", "tfgen", *args],
@@ -28,7 +28,7 @@ def run_tfgen(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subproce
         capture_output=True,
         text=True,
         env={**os.environ, **(env or {})},
-        timeout=120,
+        timeout=timeout,
     )
 
 

@@ -76,6 +76,6 @@ def test_regression_specs_build_clean_under_stock_black_and_ruff(tmp_path):
 
 @pytest.mark.slow
 def test_regression_specs_train_and_resume():
-    result = run_tfgen("smoke", *[str(p.relative_to(ROOT)) for p in REGRESSION_SPECS], "--jobs", "2")
+    result = run_tfgen("smoke", *[str(p.relative_to(ROOT)) for p in REGRESSION_SPECS], "--jobs", "2", timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("PASS") == len(REGRESSION_SPECS)
