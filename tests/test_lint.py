@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -22,288 +23,52 @@ def _codes(source):
     return [(f.line, f.column, f.code) for f in lint_source(HEAD + textwrap.dedent(source).lstrip("\n"), "snippet.py")]
 
 
-# (code, bad snippet, (line, column) of the finding in HEAD + bad, the corrected snippet)
-CASES = [
-    ("TFG001", """
-        @tf.function
-        def train_step(x):
-            return x * 2.0
-        losses = []
-        for x in batches:
-            losses.append(train_step(x * 1.0))
-        """, (8, 5), """
-        @tf.function
-        def train_step(x):
-            return x * 2.0
-        losses = []
-        for x in batches:
-            losses.append(train_step(x * 1.0).numpy())
-        """),
-    ("TFG001", """
-        @tf.function
-        def train_step(x):
-            return x
-        history = []
-        for batch in data:
-            loss = train_step(batch)
-            history.append(loss)
-        """, (9, 5), """
-        @tf.function
-        def train_step(x):
-            return x
-        history = []
-        for batch in data:
-            loss = train_step(batch)
-            history.append(float(loss))
-        """),
-    ("TFG002", """
-        @tf.function
-        def step(x):
-            print("x is", x)
-            return x
-        """, (5, 5), """
-        @tf.function
-        def step(x):
-            tf.print("x is", x)
-            return x
-        """),
-    ("TFG003", """
-        @tf.function
-        def step(x):
-            return x.numpy() + 1
-        """, (5, 12), """
-        @tf.function
-        def step(x):
-            return x + 1
-        """),
-    ("TFG003", """
-        def step(model, x):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_sum(model(x))
-                scale = float(loss)
-            return tape.gradient(loss * scale, model.trainable_variables)
-        """, (6, 17), """
-        def step(model, x):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_sum(model(x))
-            scale = float(loss)
-            return tape.gradient(loss, model.trainable_variables), scale
-        """),
-    ("TFG004", """
-        @tf.function
-        def train_step(x, y):
-            return x
-        ds = tf.data.Dataset.from_tensor_slices((a, b)).shuffle(100).batch(32)
-        for x, y in ds:
-            train_step(x, y)
-        """, (7, 13), """
-        @tf.function
-        def train_step(x, y):
-            return x
-        ds = tf.data.Dataset.from_tensor_slices((a, b)).shuffle(100).batch(32)
-        ds = ds.prefetch(tf.data.AUTOTUNE)
-        for x, y in ds:
-            train_step(x, y)
-        """),
-    ("TFG005", """
-        ds = tf.data.Dataset.from_tensor_slices(x).batch(32)
-        ds = ds.shuffle(1000)
-        """, (4, 9), """
-        ds = tf.data.Dataset.from_tensor_slices(x).shuffle(1000)
-        ds = ds.batch(32)
-        """),
-    ("TFG006", """
-        ds = tf.data.Dataset.from_tensor_slices(x)
-        ds = ds.map(lambda im: tf.image.random_flip_left_right(im)).cache()
-        """, (4, 61), """
-        ds = tf.data.Dataset.from_tensor_slices(x).cache()
-        ds = ds.map(lambda im: tf.image.random_flip_left_right(im))
-        """),
-    ("TFG007", """
-        strategy = tf.distribute.MirroredStrategy()
-        model = keras.Sequential([keras.layers.Dense(1)])
-        with strategy.scope():
-            optimizer = keras.optimizers.Adam()
-        """, (4, 9), """
-        strategy = tf.distribute.MirroredStrategy()
-        with strategy.scope():
-            model = keras.Sequential([keras.layers.Dense(1)])
-            optimizer = keras.optimizers.Adam()
-        """),
-    ("TFG007", """
-        def build_model():
-            return keras.Sequential([keras.layers.Dense(1)])
-        def main():
-            strategy = tf.distribute.MirroredStrategy()
-            model = build_model()
-            with strategy.scope():
-                metric = keras.metrics.Mean()
-        """, (7, 13), """
-        def build_model():
-            return keras.Sequential([keras.layers.Dense(1)])
-        def main():
-            strategy = tf.distribute.MirroredStrategy()
-            with strategy.scope():
-                model = build_model()
-                metric = keras.metrics.Mean()
-        """),
-    ("TFG008", """
-        def step(x, y):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(loss_fn(y, model(x)))
-            grads = tape.gradient(loss, model.trainable_variables)
-        strategy.run(step, args=(x, y))
-        """, (5, 16), """
-        def step(x, y):
-            with tf.GradientTape() as tape:
-                loss = tf.nn.compute_average_loss(loss_fn(y, model(x)), global_batch_size=64)
-            grads = tape.gradient(loss, model.trainable_variables)
-        strategy.run(step, args=(x, y))
-        """),
-    ("TFG008", """
-        loss_object = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        def step(x, y):
-            with tf.GradientTape() as tape:
-                loss = loss_object(y, model(x))
-            grads = tape.gradient(loss, model.trainable_variables)
-        strategy.run(step, args=(x, y))
-        """, (6, 16), """
-        loss_object = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=None)
-        def step(x, y):
-            with tf.GradientTape() as tape:
-                loss = tf.nn.compute_average_loss(loss_object(y, model(x)), global_batch_size=64)
-            grads = tape.gradient(loss, model.trainable_variables)
-        strategy.run(step, args=(x, y))
-        """),
-    ("TFG009", """
-        def step(x, y):
-            with tf.GradientTape() as tape:
-                loss = tf.nn.compute_average_loss(loss_fn(y, model(x)), global_batch_size=64)
-                loss += tf.add_n(model.losses)
-            grads = tape.gradient(loss, model.trainable_variables)
-        strategy.run(step, args=(x, y))
-        """, (6, 26), """
-        def step(x, y):
-            with tf.GradientTape() as tape:
-                loss = tf.nn.compute_average_loss(loss_fn(y, model(x)), global_batch_size=64)
-                loss += tf.nn.scale_regularization_loss(tf.add_n(model.losses))
-            grads = tape.gradient(loss, model.trainable_variables)
-        strategy.run(step, args=(x, y))
-        """),
-    ("TFG010", """
-        strategy = tf.distribute.MirroredStrategy()
-        with strategy.scope():
-            optimizer = keras.optimizers.SGD(0.1, clipvalue=1.0)
-        """, (5, 43), """
-        strategy = tf.distribute.MirroredStrategy()
-        with strategy.scope():
-            optimizer = keras.optimizers.SGD(0.1)
-        """),
-    ("TFG011", """
-        keras.mixed_precision.set_global_policy("mixed_float16")
-        optimizer = keras.optimizers.Adam()
-        with tf.GradientTape() as tape:
-            loss = model(x)
-        optimizer.apply_gradients(zip(tape.gradient(loss, v), v))
-        """, (3, 1), """
-        keras.mixed_precision.set_global_policy("mixed_float16")
-        optimizer = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.Adam())
-        with tf.GradientTape() as tape:
-            loss = optimizer.scale_loss(model(x))
-        optimizer.apply_gradients(zip(tape.gradient(loss, v), v))
-        """),
-    ("TFG012", """
-        keras.mixed_precision.set_global_policy("mixed_float16")
-        inputs = keras.Input((8,))
-        outputs = keras.layers.Dense(3, activation="softmax")(inputs)
-        model = keras.Model(inputs, outputs)
-        """, (5, 11), """
-        keras.mixed_precision.set_global_policy("mixed_float16")
-        inputs = keras.Input((8,))
-        outputs = keras.layers.Dense(3, activation="softmax", dtype="float32")(inputs)
-        model = keras.Model(inputs, outputs)
-        """),
-    ("TFG013", """
-        def step(x):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_sum(model(x))
-            loss += tf.add_n(model.losses)
-            return tape.gradient(loss, model.trainable_variables)
-        """, (6, 22), """
-        def step(x):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_sum(model(x))
-                loss += tf.add_n(model.losses)
-            return tape.gradient(loss, model.trainable_variables)
-        """),
-    ("TFG014", """
-        layer = keras.layers.Dense(4, kernel_regularizer=keras.regularizers.L2(0.01))
-        def step(x):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_sum(model(x))
-            return tape.gradient(loss, model.trainable_variables)
-        """, (7, 12), """
-        layer = keras.layers.Dense(4, kernel_regularizer=keras.regularizers.L2(0.01))
-        def step(x):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_sum(model(x)) + tf.add_n(model.losses)
-            return tape.gradient(loss, model.trainable_variables)
-        """),
-    ("TFG015", """
-        ckpt = tf.train.Checkpoint(model=model)
-        optimizer.apply_gradients(pairs)
-        """, (3, 8), """
-        ckpt = tf.train.Checkpoint(model=model, optimizer=optimizer)
-        optimizer.apply_gradients(pairs)
-        """),
-    ("TFG015", """
-        for epoch in range(3):
-            optimizer.apply_gradients(pairs)
-            model.save_weights("w.weights.h5")
-        """, (5, 5), """
-        manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model, optimizer=optimizer), "c", 3)
-        for epoch in range(3):
-            optimizer.apply_gradients(pairs)
-            manager.save()
-        """),
-    ("TFG016", """
-        @tf.function
-        def train_step(x, step):
-            return x
-        for i in range(100):
-            train_step(x, i)
-        """, (7, 19), """
-        @tf.function
-        def train_step(x, step):
-            return x
-        for i in range(100):
-            train_step(x, tf.constant(i))
-        """),
-    ("TFG017", """
-        def step(x):
-            with tf.GradientTape(persistent=True) as tape:
-                loss = tf.reduce_sum(model(x))
-            grads = tape.gradient(loss, model.trainable_variables)
-            optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        """, (4, 10), """
-        def step(x):
-            with tf.GradientTape(persistent=True) as tape:
-                loss = tf.reduce_sum(model(x))
-            grads = tape.gradient(loss, model.trainable_variables)
-            del tape
-            optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        """),
-]
+FIXTURES = ROOT / "tests" / "lint_fixtures"
+EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9,\s]+)$")
+SECTION = "# %% separate file"
 
 
-@pytest.mark.parametrize("code,bad,where,good", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
-def test_rule_finds_the_bad_snippet_and_not_the_corrected_one(code, bad, where, good):
-    assert _codes(bad) == [(*where, code)]
-    assert _codes(good) == []
+def _fixture_sections(lines: list[str]) -> list[list[int]]:
+    """Line indexes of each independently linted part of a fixture (split at `# %% separate file`)."""
+    sections = [[]]
+    for index, line in enumerate(lines):
+        if line.startswith(SECTION):
+            sections.append([])
+        sections[-1].append(index)
+    return sections
 
 
-def test_every_rule_is_tested_both_ways():
-    assert {case[0] for case in CASES} == set(RULES)
+def _fixture_expected(lines: list[str]) -> set[tuple[int, str]]:
+    expected = set()
+    for number, line in enumerate(lines, start=1):
+        match = EXPECT.search(line)
+        if match:
+            expected.update((number, code.strip()) for code in match.group(1).split(",") if code.strip())
+    return expected
+
+
+def _fixture_found(path) -> set[tuple[int, str]]:
+    lines = path.read_text().splitlines()
+    found = set()
+    for section in _fixture_sections(lines):
+        keep = set(section)
+        text = "\n".join(line if index in keep else "" for index, line in enumerate(lines)) + "\n"
+        found.update((f.line, f.code) for f in lint_source(text, str(path)))
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("TFG*.py")), ids=lambda p: p.stem)
+def test_fixture_gives_exactly_the_findings_marked_inline(path):
+    lines = path.read_text().splitlines()
+    assert sorted(_fixture_found(path)) == sorted(_fixture_expected(lines))
+
+
+def test_every_rule_has_a_fixture_with_its_bad_and_its_fixed_form():
+    assert {p.stem for p in FIXTURES.glob("TFG*.py")} == set(RULES)
+    for code in RULES:
+        text = (FIXTURES / f"{code}.py").read_text()
+        assert f"# expect: {code}" in text, code
+        assert "fixed" in text, code  # the corrected form sits beside the bad one
 
 
 def test_batch_before_a_per_example_map_is_not_flagged():
@@ -329,8 +94,8 @@ def test_finding_format_and_message_say_why_and_what_instead():
     [finding] = lint_source(HEAD + "@tf.function\ndef f(x):\n    print(x)\n", "a.py")
     assert str(finding).startswith("a.py:5:5: TFG002 ")
     assert "trace time" in finding.message and "tf.print" in finding.message
-    for code, (name, message) in RULES.items():
-        assert ";" in message, code  # why; what to do instead
+    for code, rule in RULES.items():
+        assert ";" in rule.message, code  # why; what to do instead
 
 
 def _expected(path):
@@ -437,7 +202,7 @@ def test_json_format(tmp_path, capsys):
     code, out, _ = _run(capsys, bad, "--format", "json")
     data = json.loads(out)
     assert code == 1
-    assert data[0] == {"path": str(bad), "line": 5, "column": 5, "code": "TFG002", "message": RULES["TFG002"][1]}
+    assert data[0] == {"path": str(bad), "line": 5, "column": 5, "code": "TFG002", "message": RULES["TFG002"].message}
 
 
 def test_sarif_format(tmp_path, capsys):
