@@ -14,6 +14,7 @@ from conftest import ROOT, import_blocker, run_tfgen
 
 from tfgen.cli import main
 from tfgen.lint import RULES, lint_paths, lint_source
+from tfgen.lint.report import readme_table, rule_table
 
 CORPUS = ROOT / "tests" / "lint_corpus"
 HEAD = "import tensorflow as tf\nfrom tensorflow import keras\n"
@@ -113,10 +114,67 @@ def test_corpus_clean_loops_give_none(path):
     assert lint_source(path.read_text(), str(path)) == []
 
 
-def test_corpus_covers_the_seed_articles():
+def test_corpus_covers_the_common_loops_and_the_evaluation_only_ones():
     names = {p.stem for p in (CORPUS / "bad").glob("*.py")}
-    assert {"naive_loop", "multitask_numpy", "mirrored_sum"} <= names
-    assert len(list((CORPUS / "clean").glob("*.py"))) >= 2
+    assert {"naive_loop", "multitask_numpy", "mirrored_sum", "custom_training_tutorial"} <= names
+    clean = {p.stem for p in (CORPUS / "clean").glob("*.py")}
+    assert {"keras_guide_loop", "restore_without_strategy", "distributed_evaluation", "predict_loop"} <= clean
+
+
+def _findings_on(path, text: str) -> list[str]:
+    """Codes of the findings on the lines of `path` that contain `text`."""
+    lines = path.read_text().splitlines()
+    return [f.code for f in lint_source(path.read_text(), str(path)) if text in lines[f.line - 1]]
+
+
+def test_distribute_tutorial_reports_its_unbuilt_optimizer():
+    tutorial = CORPUS / "bad" / "custom_training_tutorial.py"
+    assert _findings_on(tutorial, "optimizer = tf.keras.optimizers.Adam(learning_rate=0.001)") == ["TFG018"]
+    message = RULES["TFG018"].format({"name": "optimizer"})
+    assert "optimizer.build(model.trainable_variables)" in message and "InvalidArgumentError" in message
+
+
+def test_distribute_tutorial_test_loop_is_not_a_training_loop():
+    tutorial = CORPUS / "bad" / "custom_training_tutorial.py"
+    assert _findings_on(tutorial, "for x in train_dist_dataset:") == ["TFG004"]
+    assert _findings_on(tutorial, "for x in test_dist_dataset:") == []
+    assert _findings_on(tutorial, "for images, labels in test_dataset:") == []
+
+
+def test_distribute_tutorial_restore_without_strategy_is_not_outside_the_scope():
+    tutorial = CORPUS / "bad" / "custom_training_tutorial.py"
+    codes = [f.code for f in lint_source(tutorial.read_text(), str(tutorial))]
+    assert "TFG007" not in codes
+    assert _findings_on(tutorial, "new_model = create_model()") == []
+
+
+def test_keras_guide_validation_loop_is_not_a_training_loop():
+    guide = CORPUS / "clean" / "keras_guide_loop.py"
+    assert "val_dataset = val_dataset.batch(batch_size)\n" in guide.read_text()  # no prefetch, as in the guide
+    assert _findings_on(guide, "for x_batch_val, y_batch_val in val_dataset:") == []
+
+
+def test_readme_rule_table_is_the_registry():
+    readme = (ROOT / "README.md").read_text()
+    assert readme_table(readme) == rule_table(), (
+        "README's lint table is stale; regenerate it with: python -c \"from pathlib import Path; "
+        "from tfgen.lint.report import with_rule_table as w; p = Path('README.md'); p.write_text(w(p.read_text()))\"")
+    assert rule_table().count("\n| TFG") == len(RULES)
+
+
+def _help(capsys, *args) -> str:
+    with pytest.raises(SystemExit):
+        main([*args, "--help"])
+    return capsys.readouterr().out
+
+
+def test_lint_text_never_says_where_a_pitfall_was_read(capsys):
+    shipped = [rule.message + rule.finds + rule.why + rule.instead for rule in RULES.values()]
+    shipped += [_help(capsys), _help(capsys, "lint")]
+    assert "pitfalls" in shipped[-1]
+    shipped.extend(p.read_text() for p in (ROOT / "tfgen" / "lint").rglob("*.py"))
+    for text in shipped:
+        assert "seed article" not in text.lower()
 
 
 def test_generated_scripts_are_clean():

@@ -78,6 +78,14 @@ def rule_table() -> str:
     return "\n".join(rows)
 
 
+def with_rule_table(readme: str) -> str:
+    """The README text with the table between the markers replaced by `rule_table()`."""
+    start, end = readme.find(TABLE_START), readme.find(TABLE_END)
+    if start < 0 or end < start:
+        raise ValueError(f"the README has no {TABLE_START} ... {TABLE_END} region")
+    return readme[:start + len(TABLE_START)] + "\n" + rule_table() + "\n" + readme[end:]
+
+
 def readme_table(readme: str) -> str:
     """The table between the markers in the README text ('' when the markers are missing)."""
     start, end = readme.find(TABLE_START), readme.find(TABLE_END)

@@ -197,7 +197,8 @@ def trains(ctx: FileContext, loop) -> bool:
 @rule(code="TFG004", name="dataset-without-prefetch",
       message="tf.data pipeline `{name}` feeds a training step without `prefetch`: the accelerator waits for "
               "each batch; end the pipeline with `.prefetch(tf.data.AUTOTUNE)`",
-      finds="a `tf.data` pipeline that feeds a training step (a loop that applies gradients) with no `prefetch`",
+      finds="a `tf.data` pipeline with no `prefetch` iterated by a loop that runs a training step (evaluation, "
+            "test and prediction loops are not reported)",
       why="the accelerator waits for each batch",
       instead="end with `.prefetch(tf.data.AUTOTUNE)`")
 def dataset_without_prefetch(ctx: FileContext):
