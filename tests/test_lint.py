@@ -316,3 +316,14 @@ def test_pre_commit_hook_is_declared():
     hooks = {hook["id"]: hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
     assert hooks["tfgen-lint"]["entry"] == "tfgen lint"
     assert hooks["tfgen-lint"]["types"] == ["python"]
+
+
+def test_lint_modules_and_functions_stay_small():
+    import ast
+
+    for path in sorted((ROOT / "tfgen" / "lint").rglob("*.py")):
+        source = path.read_text()
+        assert len(source.splitlines()) <= 500, path
+        functions = [n for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        long = [f.name for f in functions if f.end_lineno - f.lineno + 1 > 40]
+        assert not long, f"{path}: functions over 40 lines: {long}"

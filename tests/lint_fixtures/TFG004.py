@@ -39,3 +39,30 @@ fixed = tf.data.Dataset.from_tensor_slices((a, b)).shuffle(100).batch(32)
 fixed = fixed.prefetch(tf.data.AUTOTUNE)
 for x, y in fixed:
     train_step(x, y)
+
+
+def run_epoch(trainer, dataset):
+    # A step the linter cannot read is a training step when it is named as one.
+    for x, y in dataset:
+        trainer.train_step(x, y)
+
+
+def epochs(trainer):
+    pipeline = tf.data.Dataset.from_tensor_slices((a, b)).batch(32)
+    for x, y in pipeline:  # expect: TFG004
+        trainer.train_step(x, y)
+    for x, y in pipeline:
+        trainer.test_step(x, y)
+    for x, y in pipeline:
+        trainer.trainable_summary(x)
+
+
+def eager_epoch(loss_fn):
+    # An eager loop in the Keras guide's style: the update is inline (Keras 3 `optimizer.apply`).
+    pipeline = tf.data.Dataset.from_tensor_slices((a, b)).shuffle(64).batch(32)
+    for x, y in pipeline:  # expect: TFG004
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        optimizer.apply(tape.gradient(loss, model.trainable_weights), model.trainable_weights)
+    for x, y in pipeline:
+        loss_fn(y, model(x, training=False))

@@ -7,11 +7,17 @@ with strategy.scope():
     optimizer = keras.optimizers.Adam()
     optimizer.build(model.trainable_variables)
 
+# Created outside the scope, then created again inside it: the step uses the second one.
+metric = keras.metrics.Mean()
+with strategy.scope():
+    metric = keras.metrics.Mean()
+
 # Created outside the scope but only used eagerly, never in a distributed step: not reported.
 probe = keras.Sequential([keras.layers.Dense(1)])
 
 
 def step(x):
+    metric.update_state(model(x))
     return model(x)
 
 

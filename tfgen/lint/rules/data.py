@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from ..context import FileContext, dotted, is_optimizer_update, is_strategy_name, walk_local
 from ..registry import hit, rule
@@ -10,6 +11,7 @@ from ..registry import hit, rule
 BATCH_OPS = {"batch", "padded_batch", "ragged_batch"}
 DISTRIBUTE = ("experimental_distribute_dataset", "distribute_datasets_from_function")
 EVALUATION_WORDS = ("test", "eval", "valid", "val_", "predict", "infer")
+TRAINING_NAME = re.compile(r"(^|_)train(_|$)")  # train, train_step, distributed_train_step (not trainable)
 
 
 def _chain(ctx: FileContext, expr, known: dict):
@@ -158,12 +160,21 @@ def cache_after_random_map(ctx: FileContext):
             yield hit(_attr_position(ctx, call))
 
 
+def _named_training(expr) -> bool:
+    """A callee named as a training step (`train_step`, `trainer.train`), not as an evaluation one."""
+    last = (dotted(expr) or "").split(".")[-1].lower()
+    return bool(TRAINING_NAME.search(last)) and not any(word in last for word in EVALUATION_WORDS)
+
+
 def _updates_weights(ctx: FileContext, functions) -> bool:
-    """Whether these local functions (or what they call) apply gradients or record a GradientTape."""
+    """Whether these local functions (or what they call) apply gradients, record a GradientTape, or call
+    a training step they cannot resolve."""
     tapes = {id(w) for w, _, _ in ctx.tapes}
     for function in ctx.closure(functions):
         for node in ast.walk(function):
             if is_optimizer_update(node) or id(node) in tapes:
+                return True
+            if isinstance(node, ast.Call) and not ctx.resolve_function(node.func) and _named_training(node.func):
                 return True
     return False
 
@@ -182,11 +193,8 @@ def _call_trains(ctx: FileContext, call: ast.Call) -> bool | None:
     functions = _step_functions(ctx, call)
     if functions:
         return _updates_weights(ctx, functions)
-    name = (dotted(call.args[0] if ctx.is_strategy_run(call) and call.args else call.func) or "")
-    last = name.split(".")[-1].lower()
-    if any(word in last for word in EVALUATION_WORDS):
-        return False
-    return True if "train" in last else None
+    callee = call.args[0] if ctx.is_strategy_run(call) and call.args else call.func
+    return True if _named_training(callee) else None
 
 
 def trains(ctx: FileContext, loop) -> bool:

@@ -104,6 +104,13 @@ def used_in_distributed_step(ctx: FileContext, name: str) -> bool:
     return any(dotted(n) == name for c in runs for a in [*c.args[1:], *c.keywords] for n in ast.walk(a))
 
 
+def _reassigned_later(scope, name: str, line: int) -> bool:
+    """Whether `scope` assigns `name` again after `line` (the step may see that object instead)."""
+    return any(isinstance(node, (ast.Assign, ast.AnnAssign)) and node.lineno > line and any(
+        dotted(t) == name for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
+        for node in walk_local(scope))
+
+
 def _first_strategy(ctx: FileContext, scope):
     assigns = sorted((n for n in walk_local(scope) if isinstance(n, ast.Assign)), key=lambda n: n.lineno)
     for node in assigns:
@@ -132,14 +139,17 @@ def created_outside_strategy_scope(ctx: FileContext):
             if not what or in_scope_block(ctx, call) or _nested_creation(ctx, call):
                 continue
             name = _assigned_name(ctx, call)
-            if name and used_in_distributed_step(ctx, name):
+            if name and not _reassigned_later(scope, name, call.lineno) and used_in_distributed_step(ctx, name):
                 yield hit(call, what=what[0].upper() + what[1:], strategy=strategy.targets[0].id)
 
 
 def _optimizers(ctx: FileContext):
-    """(name, creation call) of each optimizer assigned to a name or an attribute."""
+    """(name, creation call) of each Keras 3 optimizer assigned to a name or an attribute.
+
+    Legacy (Keras 2) optimizers create their slots in the cross-replica context by themselves."""
     for call in ctx.calls:
-        if _is_optimizer_ctor(ctx.func_name(call) or "") and not _nested_creation(ctx, call):
+        name = ctx.func_name(call) or ""
+        if _is_optimizer_ctor(name) and ".legacy." not in name and not _nested_creation(ctx, call):
             name = _assigned_name(ctx, call)
             if name:
                 yield name, call
