@@ -198,7 +198,8 @@ def test_lint_never_imports_tensorflow(tmp_path):
     result = run_tfgen("lint", "generated", str(bad), env=env)
     assert result.returncode == 1, result.stderr
     assert "TFG001" in result.stdout and "blocked" not in result.stderr
-    probe = subprocess.run([sys.executable, "-c", "import tensorflow"], env=env, capture_output=True, text=True)
+    probe = subprocess.run([sys.executable, "-c", "import tensorflow"], env=env, capture_output=True, text=True,
+                           check=False)
     assert "blocked" in probe.stderr
 
 
@@ -291,7 +292,7 @@ def test_statistics(tmp_path, capsys):
 def test_unreadable_or_unparsable_input_exits_2_located(tmp_path, capsys):
     broken = tmp_path / "broken.py"
     broken.write_text("def f(:\n    pass\n")
-    code, out, err = _run(capsys, broken)
+    code, _, err = _run(capsys, broken)
     assert code == 2 and err.startswith(f"{broken}:1:") and "cannot parse" in err and "Traceback" not in err
     binary = tmp_path / "binary.py"
     binary.write_bytes(b"\xff\xfe\x00bad")

@@ -21,8 +21,18 @@ from .files import LintInputError, python_files, read_source
 from .registry import RULES, Finding, Rule, position, rules_in_order
 from .report import rule_table, sarif, statistics_lines, text_lines, to_json
 
-__all__ = ["RULES", "Finding", "Rule", "LintInputError", "lint_source", "lint_paths", "parse_codes", "rule_table",
-           "run", "sarif"]
+__all__ = [
+    "RULES",
+    "Finding",
+    "LintInputError",
+    "Rule",
+    "lint_paths",
+    "lint_source",
+    "parse_codes",
+    "rule_table",
+    "run",
+    "sarif",
+]
 
 IGNORE_COMMENT = re.compile(r"#\s*tfgen:\s*ignore\[([A-Za-z0-9_,\s]+)\]")
 TOO_DEEP = (RecursionError, MemoryError)

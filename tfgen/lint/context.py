@@ -85,24 +85,16 @@ def names_of(target) -> list[str]:
 
 def last_assignment(scope, name: str, before_line: int):
     """The value last assigned to `name` in `scope` (locally) before `before_line`."""
-    best = None
-    for node in walk_local(scope):
-        if isinstance(node, ast.Assign) and node.lineno < before_line:
-            if any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-                if best is None or node.lineno >= best.lineno:
-                    best = node
-    return best.value if best is not None else None
+    found = [node for node in walk_local(scope) if isinstance(node, ast.Assign) and node.lineno < before_line
+             and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
+    return max(found, key=lambda node: node.lineno).value if found else None
 
 
 def last_in(nodes, name: str, before_line: int):
     """The value last assigned to `name` (also in a tuple target) among `nodes`, up to `before_line`."""
-    best = None
-    for node in nodes:
-        if isinstance(node, ast.Assign) and node.lineno <= before_line:
-            if any(name in names_of(t) for t in node.targets):
-                if best is None or node.lineno >= best.lineno:
-                    best = node
-    return best.value if best is not None else None
+    found = [node for node in nodes if isinstance(node, ast.Assign) and node.lineno <= before_line
+             and any(name in names_of(t) for t in node.targets)]
+    return max(found, key=lambda node: node.lineno).value if found else None
 
 
 def is_strategy_name(expr) -> bool:

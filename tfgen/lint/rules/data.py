@@ -5,7 +5,13 @@ from __future__ import annotations
 import ast
 import re
 
-from ..context import FileContext, dotted, is_optimizer_update, is_strategy_name, walk_local
+from ..context import (
+    FileContext,
+    dotted,
+    is_optimizer_update,
+    is_strategy_name,
+    walk_local,
+)
 from ..registry import hit, rule
 
 BATCH_OPS = {"batch", "padded_batch", "ragged_batch"}

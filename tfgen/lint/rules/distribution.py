@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import ast
 
-from ..context import FUNCS, FileContext, const, dotted, is_method_call, is_model_losses, kw, top_terms, walk_local
+from ..context import (
+    FUNCS,
+    FileContext,
+    const,
+    dotted,
+    is_method_call,
+    is_model_losses,
+    kw,
+    top_terms,
+    walk_local,
+)
 from ..registry import hit, rule
 
 MODELS = ("keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model")
@@ -156,11 +166,8 @@ def _optimizers(ctx: FileContext):
 
 
 def _method_calls_on(ctx: FileContext, name: str, methods: tuple, inside: bool) -> bool:
-    for call in ctx.calls:
-        if is_method_call(call, *methods) and dotted(call.func.value) == name:
-            if (ctx.enclosing_function(call) in ctx.distributed) == inside:
-                return True
-    return False
+    return any(is_method_call(call, *methods) and dotted(call.func.value) == name
+               and (ctx.enclosing_function(call) in ctx.distributed) == inside for call in ctx.calls)
 
 
 @rule(code="TFG018", name="optimizer-built-in-distributed-step",
@@ -204,9 +211,9 @@ def _default_reduction_losses(ctx: FileContext) -> set[str]:
 def _assigned_values(function, name: str) -> list:
     values = []
     for node in walk_local(function):
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            values.append(node.value)
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, ast.AugAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
             values.append(node.value)
     return values
 
