@@ -11,12 +11,13 @@ import resource
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 from conftest import ROOT
 
 from tfgen.cli import main
-from tfgen.lint import RULES
+from tfgen.lint import RULES, lint_source
 from tfgen.lint.files import MAX_BYTES
 from tfgen.lint.registry import rule
 
@@ -205,3 +206,30 @@ def test_errors_win_over_findings_in_the_exit_code(tmp_path, capsys):
     assert code == 2
     assert f"{bad}:6:5: TFG002 " in out
     assert len(err.splitlines()) == 2  # the missing path and the deep file, one line each
+
+
+STRATEGY = "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
+N = 5000
+REPETITIVE = {
+    "conversions": STRATEGY + "".join(f"y{i} = float(x)\n" for i in range(N)),
+    "calls-after-a-strategy": STRATEGY + "".join(f"f{i % 50}()\n" for i in range(N)),
+    "appends-in-one-loop": STRATEGY + "@tf.function\ndef step(x):\n    return x\nfor b in d:\n"
+    + "    l.append(step(b))\n" * N,
+    "one-long-pipeline": STRATEGY + "ds = tf.data.Dataset.range(1)\n" + "ds = ds.map(f)\n" * N
+    + "for x in ds:\n    train_step(x)\n",
+    "persistent-tapes": STRATEGY + "def s():\n" + "".join(
+        f"    with tf.GradientTape(persistent=True) as t{i}:\n        l = m(x)\n    g = t{i}.gradient(l, v)\n"
+        "    o.apply_gradients(g)\n" for i in range(N // 4)),
+    "regularization-reads": STRATEGY + "def step(x):\n    with tf.GradientTape() as tape:\n        loss = f(x)\n"
+    + "".join(f"        r{i} = model.losses\n        loss = loss + r{i}\n" for i in range(N // 2))
+    + "    return tape.gradient(loss, v)\nstrategy.run(step, args=(1,))\n",
+}
+
+
+@pytest.mark.parametrize("source", REPETITIVE.values(), ids=REPETITIVE.keys())
+def test_a_large_repetitive_file_lints_in_linear_time(source):
+    """Each rule indexes a file once: thousands of similar lines take seconds, not minutes."""
+    started = time.perf_counter()
+    lint_source(source, "repetitive.py")
+    seconds = time.perf_counter() - started
+    assert seconds < 10.0, f"{seconds:.1f}s for {len(source)} bytes"

@@ -6,6 +6,8 @@ Static analysis of the AST only: nothing is imported or run (not TensorFlow, not
 from __future__ import annotations
 
 import ast
+import bisect
+import collections
 
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 NOT_DESCENDED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -83,18 +85,31 @@ def names_of(target) -> list[str]:
     return []
 
 
-def last_assignment(scope, name: str, before_line: int):
-    """The value last assigned to `name` in `scope` (locally) before `before_line`."""
-    found = [node for node in walk_local(scope) if isinstance(node, ast.Assign) and node.lineno < before_line
-             and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
-    return max(found, key=lambda node: node.lineno).value if found else None
+def assignment_index(nodes, tuples: bool) -> dict[str, list[tuple[int, ast.AST]]]:
+    """{name: [(line, assigned value)] sorted by line} of the `Assign`s among `nodes`.
+
+    With `tuples`, names bound by tuple targets count too (their value is the whole right-hand side)."""
+    index: dict[str, list[tuple[int, ast.AST]]] = {}
+    for node in nodes:
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            names = names_of(target) if tuples else ([target.id] if isinstance(target, ast.Name) else [])
+            for name in names:
+                index.setdefault(name, []).append((node.lineno, node.value))
+    for entries in index.values():
+        entries.sort(key=lambda entry: entry[0])
+    return index
 
 
-def last_in(nodes, name: str, before_line: int):
-    """The value last assigned to `name` (also in a tuple target) among `nodes`, up to `before_line`."""
-    found = [node for node in nodes if isinstance(node, ast.Assign) and node.lineno <= before_line
-             and any(name in names_of(t) for t in node.targets)]
-    return max(found, key=lambda node: node.lineno).value if found else None
+def latest_value(index: dict, name: str, line: int, inclusive: bool):
+    """The value last assigned to `name` before `line` (or on it, if `inclusive`), else None."""
+    entries = index.get(name)
+    if not entries:
+        return None
+    find = bisect.bisect_right if inclusive else bisect.bisect_left
+    position = find(entries, line, key=lambda entry: entry[0])
+    return entries[position - 1][1] if position else None
 
 
 def is_strategy_name(expr) -> bool:
@@ -108,11 +123,17 @@ class FileContext:
         self.path, self.source, self.tree = path, source, tree
         self.lines = source.splitlines()
         self.parent: dict[ast.AST, ast.AST] = {}
+        self.children: dict[int, list[ast.AST]] = {}
         self.nodes: list[ast.AST] = []
-        for node in ast.walk(tree):
+        queue = collections.deque([tree])
+        while queue:  # breadth first, like ast.walk, visiting each node's children once
+            node = queue.popleft()
             self.nodes.append(node)
-            for child in ast.iter_child_nodes(node):
+            children = self.children[id(node)] = list(ast.iter_child_nodes(node))
+            for child in children:
                 self.parent[child] = node
+            queue.extend(children)
+        self.cache: dict[object, object] = {}
         self.aliases = self._aliases()
         self.calls = [n for n in self.nodes if isinstance(n, ast.Call)]
         self.defs: dict[str, list[ast.AST]] = {}
@@ -129,7 +150,7 @@ class FileContext:
         self.tapes = self._tapes()
         self.attr_names = {n.attr for n in self.nodes if isinstance(n, ast.Attribute)} | {
             n.id for n in self.nodes if isinstance(n, ast.Name)}
-        self.cache: dict[str, object] = {}
+        self.tape_blocks = {id(w) for w, _, _ in self.tapes}
 
     # names -----------------------------------------------------------------
     def _aliases(self) -> dict[str, str]:
@@ -160,7 +181,10 @@ class FileContext:
         return name
 
     def func_name(self, call: ast.Call) -> str | None:
-        return self.canonical(call.func)
+        key = ("func-name", id(call))
+        if key not in self.cache:
+            self.cache[key] = self.canonical(call.func)
+        return self.cache[key]
 
     # functions ---------------------------------------------------------------
     def enclosing_function(self, node):
@@ -210,7 +234,7 @@ class FileContext:
     def callees(self, function) -> list:
         """Local functions that `function` calls or hands to `strategy.run`."""
         found = []
-        for node in ast.walk(function):
+        for node in self.walk(function):
             if not isinstance(node, ast.Call):
                 continue
             found.extend(self.resolve_function(node.func))
@@ -225,7 +249,7 @@ class FileContext:
             function = queue.pop()
             more = self.callees(function)
             if include_nested:
-                more += [n for n in ast.walk(function) if n is not function and isinstance(n, FUNCS)]
+                more += [n for n in self.walk(function) if n is not function and isinstance(n, FUNCS)]
             for callee in more:
                 if callee not in reached:
                     reached.add(callee)
@@ -278,10 +302,9 @@ class FileContext:
         return tapes
 
     def in_tape(self, node) -> bool:
-        blocks = {id(w) for w, _, _ in self.tapes}
         node = self.parent.get(node)
         while node is not None and not isinstance(node, FUNCS):
-            if id(node) in blocks:
+            if id(node) in self.tape_blocks:
                 return True
             node = self.parent.get(node)
         return False
@@ -308,7 +331,35 @@ class FileContext:
             if isinstance(node, FUNCS):
                 yield node
 
-    def cached(self, key: str, compute):
+    def cached(self, key, compute):
+        """`compute()` once per file and `key` (the rules' shared indexes)."""
         if key not in self.cache:
             self.cache[key] = compute()
         return self.cache[key]
+
+    def local(self, scope) -> list:
+        """walk_local(scope) as a list (same order), computed once per scope."""
+        return self.cached(("local", id(scope)), lambda: self._walk_local(scope))
+
+    def walk(self, node) -> list:
+        """`node` and everything under it (ast.walk, from the children computed once)."""
+        found, stack = [node], list(self.children[id(node)])
+        while stack:
+            child = stack.pop()
+            found.append(child)
+            stack.extend(self.children[id(child)])
+        return found
+
+    def _walk_local(self, scope) -> list:
+        found, stack = [], list(self.children[id(scope)])
+        while stack:
+            child = stack.pop()
+            found.append(child)
+            if not isinstance(child, NOT_DESCENDED):
+                stack.extend(self.children[id(child)])
+        return found
+
+    def last_assignment(self, scope, name: str, before_line: int):
+        """The value last assigned to `name` in `scope` (locally) before `before_line`."""
+        index = self.cached(("assignments", id(scope)), lambda: assignment_index(self.local(scope), tuples=False))
+        return latest_value(index, name, before_line, inclusive=False)

@@ -10,11 +10,11 @@ from ..context import (
     dotted,
     is_optimizer_update,
     is_strategy_name,
-    walk_local,
 )
 from ..registry import hit, rule
 
 BATCH_OPS = {"batch", "padded_batch", "ragged_batch"}
+MAX_CHAIN = 256  # a longer pipeline is not followed (precision: quiet), which keeps hostile files linear
 DISTRIBUTE = ("experimental_distribute_dataset", "distribute_datasets_from_function")
 EVALUATION_WORDS = ("test", "eval", "valid", "val_", "predict", "infer")
 TRAINING_NAME = re.compile(r"(^|_)train(_|$)")  # train, train_step, distributed_train_step (not trainable)
@@ -34,7 +34,7 @@ def _chain(ctx: FileContext, expr, known: dict):
         node = node.func.value
     if isinstance(node, ast.Call) and (ctx.func_name(node) or "").startswith("tf.data."):
         return list(reversed(ops))
-    if isinstance(node, ast.Name) and node.id in known:
+    if isinstance(node, ast.Name) and node.id in known and len(known[node.id]) + len(ops) <= MAX_CHAIN:
         return known[node.id] + list(reversed(ops))
     return None
 
@@ -49,11 +49,11 @@ def _assigned_ops(ctx: FileContext, value, known: dict):
     return ops
 
 
-def _in_order(scope) -> list:
+def _in_order(ctx: FileContext, scope) -> list:
     """Assignments, loops and calls of a scope in the order they take effect.
 
     An assignment takes effect after its value (`ds = ds.shuffle(...)` reads the old `ds`)."""
-    nodes = (n for n in walk_local(scope) if isinstance(n, (ast.Assign, ast.For, ast.Call)))
+    nodes = (n for n in ctx.local(scope) if isinstance(n, (ast.Assign, ast.For, ast.Call)))
     return sorted(nodes, key=lambda n: (n.end_lineno, n.end_col_offset, 1) if isinstance(n, ast.Assign)
                   else (n.lineno, n.col_offset, 0))
 
@@ -68,7 +68,7 @@ def _loop_source(loop: ast.For):
 
 def _scan_scope(ctx: FileContext, scope, chains: list, loops: list) -> None:
     known: dict[str, list] = {}
-    for node in _in_order(scope):
+    for node in _in_order(ctx, scope):
         if isinstance(node, ast.Call):
             if not isinstance(ctx.parent.get(node), ast.Attribute):  # the top of a chain only
                 ops = _chain(ctx, node, known)
@@ -137,10 +137,14 @@ def _is_random_call(ctx: FileContext, node) -> bool:
     return name.startswith("keras.layers.Random") or (last.startswith("Random") and "layers" in name)
 
 
+def _is_random_body(ctx: FileContext, body) -> bool:
+    return ctx.cached(("random", id(body)), lambda: any(
+        isinstance(node, ast.Call) and _is_random_call(ctx, node) for node in ctx.walk(body)))
+
+
 def _is_random_fn(ctx: FileContext, fn) -> bool:
     bodies = [fn] if isinstance(fn, ast.Lambda) else ctx.resolve_function(fn)
-    return any(isinstance(node, ast.Call) and _is_random_call(ctx, node)
-               for body in bodies for node in ast.walk(body))
+    return any(_is_random_body(ctx, body) for body in bodies)
 
 
 @rule(code="TFG005", name="shuffle-after-batch",
@@ -172,17 +176,23 @@ def _named_training(expr) -> bool:
     return bool(TRAINING_NAME.search(last)) and not any(word in last for word in EVALUATION_WORDS)
 
 
-def _updates_weights(ctx: FileContext, functions) -> bool:
-    """Whether these local functions (or what they call) apply gradients, record a GradientTape, or call
-    a training step they cannot resolve."""
-    tapes = {id(w) for w, _, _ in ctx.tapes}
-    for function in ctx.closure(functions):
-        for node in ast.walk(function):
-            if is_optimizer_update(node) or id(node) in tapes:
-                return True
-            if isinstance(node, ast.Call) and not ctx.resolve_function(node.func) and _named_training(node.func):
-                return True
+def _function_trains(ctx: FileContext, function) -> bool:
+    """Whether this function's own code applies gradients, records a GradientTape, or calls a training
+    step the linter cannot resolve."""
+    for node in ctx.walk(function):
+        if is_optimizer_update(node) or id(node) in ctx.tape_blocks:
+            return True
+        if isinstance(node, ast.Call) and not ctx.resolve_function(node.func) and _named_training(node.func):
+            return True
     return False
+
+
+def _updates_weights(ctx: FileContext, functions) -> bool:
+    """Whether these local functions, or what they call, train (each function examined once per file)."""
+    key = ("trains", frozenset(id(f) for f in functions))
+    return ctx.cached(key, lambda: any(
+        ctx.cached(("function-trains", id(f)), lambda f=f: _function_trains(ctx, f))
+        for f in ctx.closure(functions)))
 
 
 def _step_functions(ctx: FileContext, call: ast.Call) -> list:
@@ -205,7 +215,7 @@ def _call_trains(ctx: FileContext, call: ast.Call) -> bool | None:
 
 def trains(ctx: FileContext, loop) -> bool:
     """Whether the loop's body runs a training step (not an evaluation, test or prediction step)."""
-    return any(isinstance(node, ast.Call) and _call_trains(ctx, node) for node in walk_local(loop))
+    return any(isinstance(node, ast.Call) and _call_trains(ctx, node) for node in ctx.local(loop))
 
 
 @rule(code="TFG004", name="dataset-without-prefetch",

@@ -13,7 +13,6 @@ from ..context import (
     is_model_losses,
     kw,
     top_terms,
-    walk_local,
 )
 from ..registry import hit, rule
 
@@ -44,8 +43,16 @@ def _creation_direct(ctx: FileContext, call) -> str | None:
 
 
 def _is_model_class(ctx: FileContext, name: str) -> bool:
-    return any(isinstance(node, ast.ClassDef) and node.name == name and any(
-        ctx.canonical(b) in MODELS for b in node.bases) for node in ctx.nodes)
+    classes = ctx.cached("model-classes", lambda: {node.name for node in ctx.nodes if isinstance(
+        node, ast.ClassDef) and any(ctx.canonical(b) in MODELS for b in node.bases)})
+    return name in classes
+
+
+def _builds_model(ctx: FileContext, function) -> bool:
+    """Whether a local function's own code calls a Keras model constructor."""
+    return any(isinstance(inner, ast.Call) and (
+        (ctx.func_name(inner) or "") in MODELS or (ctx.func_name(inner) or "").startswith("keras.applications."))
+        for inner in ctx.local(function))
 
 
 def _creation(ctx: FileContext, call) -> str | None:
@@ -56,11 +63,8 @@ def _creation(ctx: FileContext, call) -> str | None:
     if _is_model_class(ctx, call.func.id):
         return "a model"
     for function in ctx.defs.get(call.func.id, []):
-        for inner in walk_local(function):
-            if isinstance(inner, ast.Call) and inner is not call:
-                name = ctx.func_name(inner) or ""
-                if name in MODELS or name.startswith("keras.applications."):
-                    return "a model"
+        if ctx.cached(("builds-model", id(function)), lambda f=function: _builds_model(ctx, f)):
+            return "a model"
     return None
 
 
@@ -94,35 +98,54 @@ def _assigned_name(ctx: FileContext, call) -> str | None:
     return None
 
 
-def _binds(function, name: str) -> bool:
-    """Whether `function` has its own `name` (a parameter or a local assignment)."""
+def _own_names(ctx: FileContext, function) -> set[str]:
+    """The names `function` binds itself (parameters and local assignments)."""
     arguments = function.args
-    params = [a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]]
-    if name in params:
-        return True
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in walk_local(function))
+    names = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+    names.update(n.id for n in ctx.local(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return names
+
+
+def _dotted_reads(ctx: FileContext, node) -> set[str]:
+    return {name for n in ctx.walk(node) if isinstance(n, (ast.Name, ast.Attribute)) for name in [dotted(n)] if name}
+
+
+def _distributed_reads(ctx: FileContext) -> set[str]:
+    """Names read in the functions run by `strategy.run` (or called from one), or passed to `strategy.run`."""
+    reads = set()
+    for function in ctx.distributed:
+        own = _own_names(ctx, function)
+        reads.update(name for name in _dotted_reads(ctx, function) if "." in name or name not in own)
+    for call in ctx.calls:
+        if ctx.is_strategy_run(call):
+            for argument in [*call.args[1:], *call.keywords]:
+                reads.update(_dotted_reads(ctx, argument))
+    return reads
 
 
 def used_in_distributed_step(ctx: FileContext, name: str) -> bool:
-    """Whether `name` is read in a function run by `strategy.run` (or called from one), or passed to it."""
-    for function in ctx.distributed:
-        if "." not in name and _binds(function, name):
-            continue
-        if any(dotted(n) == name for n in ast.walk(function) if isinstance(n, (ast.Name, ast.Attribute))):
-            return True
-    runs = (c for c in ctx.calls if ctx.is_strategy_run(c))
-    return any(dotted(n) == name for c in runs for a in [*c.args[1:], *c.keywords] for n in ast.walk(a))
+    return name in ctx.cached("distributed-reads", lambda: _distributed_reads(ctx))
 
 
-def _reassigned_later(scope, name: str, line: int) -> bool:
+def _last_assignment_lines(ctx: FileContext, scope) -> dict[str, int]:
+    lines: dict[str, int] = {}
+    for node in ctx.local(scope):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                name = dotted(target)
+                if name:
+                    lines[name] = max(lines.get(name, 0), node.lineno)
+    return lines
+
+
+def _reassigned_later(ctx: FileContext, scope, name: str, line: int) -> bool:
     """Whether `scope` assigns `name` again after `line` (the step may see that object instead)."""
-    return any(isinstance(node, (ast.Assign, ast.AnnAssign)) and node.lineno > line and any(
-        dotted(t) == name for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
-        for node in walk_local(scope))
+    lines = ctx.cached(("assignment-lines", id(scope)), lambda: _last_assignment_lines(ctx, scope))
+    return lines.get(name, 0) > line
 
 
 def _first_strategy(ctx: FileContext, scope):
-    assigns = sorted((n for n in walk_local(scope) if isinstance(n, ast.Assign)), key=lambda n: n.lineno)
+    assigns = sorted((n for n in ctx.local(scope) if isinstance(n, ast.Assign)), key=lambda n: n.lineno)
     for node in assigns:
         if isinstance(node.value, ast.Call) and is_strategy_ctor(ctx, node.value) and \
                 isinstance(node.targets[0], ast.Name):
@@ -142,14 +165,14 @@ def created_outside_strategy_scope(ctx: FileContext):
         strategy = _first_strategy(ctx, scope)
         if strategy is None:
             continue
-        for call in walk_local(scope):
+        for call in ctx.local(scope):
             if not isinstance(call, ast.Call) or call.lineno <= strategy.lineno:
                 continue
             what = _creation(ctx, call)
             if not what or in_scope_block(ctx, call) or _nested_creation(ctx, call):
                 continue
             name = _assigned_name(ctx, call)
-            if name and not _reassigned_later(scope, name, call.lineno) and used_in_distributed_step(ctx, name):
+            if name and not _reassigned_later(ctx, scope, name, call.lineno) and used_in_distributed_step(ctx, name):
                 yield hit(call, what=what[0].upper() + what[1:], strategy=strategy.targets[0].id)
 
 
@@ -165,9 +188,20 @@ def _optimizers(ctx: FileContext):
                 yield name, call
 
 
+def _method_call_index(ctx: FileContext) -> set:
+    """{(receiver, method, inside a distributed step)} of every `receiver.method(...)` call."""
+    index = set()
+    for call in ctx.calls:
+        if isinstance(call.func, ast.Attribute):
+            receiver = dotted(call.func.value)
+            if receiver:
+                index.add((receiver, call.func.attr, ctx.enclosing_function(call) in ctx.distributed))
+    return index
+
+
 def _method_calls_on(ctx: FileContext, name: str, methods: tuple, inside: bool) -> bool:
-    return any(is_method_call(call, *methods) and dotted(call.func.value) == name
-               and (ctx.enclosing_function(call) in ctx.distributed) == inside for call in ctx.calls)
+    index = ctx.cached("method-calls", lambda: _method_call_index(ctx))
+    return any((name, method, inside) in index for method in methods)
 
 
 @rule(code="TFG018", name="optimizer-built-in-distributed-step",
@@ -208,25 +242,32 @@ def _default_reduction_losses(ctx: FileContext) -> set[str]:
     return names
 
 
-def _assigned_values(function, name: str) -> list:
-    values = []
-    for node in walk_local(function):
+def _values_by_name(ctx: FileContext, function) -> dict[str, list]:
+    """{name: values assigned or added to it} in `function` (plain and augmented assignments)."""
+    values: dict[str, list] = {}
+    for node in ctx.local(function):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
             node, ast.AugAssign) else []
-        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-            values.append(node.value)
+        for target in targets:
+            if isinstance(target, ast.Name):
+                values.setdefault(target.id, []).append(node.value)
     return values
 
 
-def _loss_calls(function) -> list:
+def _assigned_values(ctx: FileContext, function, name: str) -> list:
+    index = ctx.cached(("values", id(function)), lambda: _values_by_name(ctx, function))
+    return index.get(name, [])
+
+
+def _loss_calls(ctx: FileContext, function) -> list:
     """The calls that make up the loss whose gradient `function` takes (following local assignments)."""
-    queue = [c.args[0] for c in walk_local(function) if is_method_call(c, "gradient") and c.args]
+    queue = [c.args[0] for c in ctx.local(function) if is_method_call(c, "gradient") and c.args]
     seen_names, calls = set(), []
     while queue:
         for term in top_terms(queue.pop()):
             if isinstance(term, ast.Name) and term.id not in seen_names:
                 seen_names.add(term.id)
-                queue.extend(_assigned_values(function, term.id))
+                queue.extend(_assigned_values(ctx, function, term.id))
             elif isinstance(term, ast.Call):
                 calls.append(term)
     return calls
@@ -251,12 +292,14 @@ def _mean_calls(ctx: FileContext, call, default_losses, depth=0) -> list:
         return []
     results = []
     for function in ctx.defs.get(call.func.id, []):
-        for node in walk_local(function):
-            if isinstance(node, ast.Return) and node.value is not None:
-                for term in top_terms(node.value):
-                    if isinstance(term, ast.Call):
-                        results.extend(_mean_calls(ctx, term, default_losses, depth + 1))
+        for term in ctx.cached(("returned-calls", id(function)), lambda f=function: _returned_calls(ctx, f)):
+            results.extend(_mean_calls(ctx, term, default_losses, depth + 1))
     return results
+
+
+def _returned_calls(ctx: FileContext, function) -> list:
+    return [term for node in ctx.local(function) if isinstance(node, ast.Return) and node.value is not None
+            for term in top_terms(node.value) if isinstance(term, ast.Call)]
 
 
 @rule(code="TFG008", name="per-replica-mean-loss",
@@ -269,7 +312,7 @@ def _mean_calls(ctx: FileContext, call, default_losses, depth=0) -> list:
 def per_replica_mean_loss(ctx: FileContext):
     default_losses = _default_reduction_losses(ctx)
     for function in ctx.run_functions:
-        for term in _loss_calls(function):
+        for term in _loss_calls(ctx, function):
             for call, what in _mean_calls(ctx, term, default_losses):
                 yield hit(call, what=what)
 
@@ -278,10 +321,18 @@ def _is_scaling(ctx: FileContext, node) -> bool:
     return isinstance(node, ast.Call) and (ctx.func_name(node) or "").endswith("scale_regularization_loss")
 
 
-def _added_unscaled(ctx: FileContext, local, name, after_line) -> bool:
-    for use in local:
-        if not (isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load)
-                and use.lineno > after_line):
+def _loads_by_name(ctx: FileContext, function) -> dict[str, list]:
+    loads: dict[str, list] = {}
+    for node in ctx.local(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loads.setdefault(node.id, []).append(node)
+    return loads
+
+
+def _added_unscaled(ctx: FileContext, function, name, after_line) -> bool:
+    loads = ctx.cached(("loads", id(function)), lambda: _loads_by_name(ctx, function))
+    for use in loads.get(name, []):
+        if use.lineno <= after_line:
             continue
         parent = ctx.parent.get(use)
         probe = parent
@@ -294,7 +345,7 @@ def _added_unscaled(ctx: FileContext, local, name, after_line) -> bool:
     return False
 
 
-def _losses_added_unscaled(ctx: FileContext, local, node) -> bool:
+def _losses_added_unscaled(ctx: FileContext, function, node) -> bool:
     """Whether this `model.losses` read ends up added to a loss without scale_regularization_loss."""
     added, parent = False, ctx.parent.get(node)
     while parent is not None and not isinstance(parent, ast.stmt):
@@ -307,7 +358,7 @@ def _losses_added_unscaled(ctx: FileContext, local, node) -> bool:
         return True
     if not added and isinstance(parent, ast.Assign) and len(parent.targets) == 1 and \
             isinstance(parent.targets[0], ast.Name):
-        return _added_unscaled(ctx, local, parent.targets[0].id, parent.lineno)
+        return _added_unscaled(ctx, function, parent.targets[0].id, parent.lineno)
     return added
 
 
@@ -319,9 +370,8 @@ def _losses_added_unscaled(ctx: FileContext, local, node) -> bool:
       instead="`tf.nn.scale_regularization_loss(tf.add_n(model.losses))`")
 def unscaled_regularization_loss(ctx: FileContext):
     for function in ctx.run_functions:
-        local = list(walk_local(function))
-        for node in local:
-            if is_model_losses(node) and _losses_added_unscaled(ctx, local, node):
+        for node in ctx.local(function):
+            if is_model_losses(node) and _losses_added_unscaled(ctx, function, node):
                 yield hit(node)
 
 

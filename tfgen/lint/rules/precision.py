@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..context import FileContext, const, is_method_call, kw, last_assignment
+from ..context import FileContext, const, is_method_call, kw
 from ..registry import hit, rule
 
 FLOAT32 = ("float32", "float64", "tf.float32", "tf.float64")
@@ -86,7 +86,7 @@ def _last_layers(ctx: FileContext, call: ast.Call) -> list:
     scope = ctx.enclosing_function(call) or ctx.tree
     for expr in _output_exprs(call):
         if isinstance(expr, ast.Name):
-            expr = last_assignment(scope, expr.id, call.lineno)
+            expr = ctx.last_assignment(scope, expr.id, call.lineno)
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Call):
             layers.append(expr.func)
     return layers

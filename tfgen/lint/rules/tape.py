@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..context import FileContext, const, dotted, is_model_losses, kw, walk_local
+from ..context import FileContext, const, dotted, is_model_losses, kw
 from ..registry import hit, rule
 
 REGULARIZER_KEYWORDS = ("kernel_regularizer", "bias_regularizer", "activity_regularizer")
@@ -29,7 +29,7 @@ def _gradient_calls(ctx: FileContext):
     """(scope, gradient call) of each `tape.gradient(...)` beside its tape."""
     for function, names in _tapes_by_function(ctx).items():
         scope = function or ctx.tree
-        for node in walk_local(scope):
+        for node in ctx.local(scope):
             if _is_gradient_of(node, names):
                 yield scope, node
 
@@ -45,7 +45,7 @@ def model_losses_outside_tape(ctx: FileContext):
     for scope, call in _gradient_calls(ctx):
         last_gradient[scope] = max(last_gradient.get(scope, 0), call.lineno)
     for scope, line in last_gradient.items():
-        for node in walk_local(scope):
+        for node in ctx.local(scope):
             if is_model_losses(node) and not ctx.in_tape(node) and node.lineno <= line:
                 yield hit(node)
 
@@ -85,35 +85,32 @@ def regularizers_never_added(ctx: FileContext):
         yield hit(call, line=regularizer.lineno)
 
 
-def _gradient_names(local, tape: str) -> set[str]:
-    names = set()
-    for node in local:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
-                isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "gradient" and \
-                dotted(node.value.func.value) == tape:
+def _is_gradient_call(node):
+    """The tape's dotted name when `node` is `tape.gradient(...)`, else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "gradient":
+        return dotted(node.func.value)
+    return None
+
+
+def _tape_facts(ctx: FileContext, scope) -> tuple[set, dict, set, set]:
+    """(deleted names, {tape: names its gradients are assigned to}, names read in `apply_gradients` calls,
+    tapes whose `gradient` is called inside an `apply_gradients` call) of one scope."""
+    deleted, gradients, applied_names, applied_tapes = set(), {}, set(), set()
+    for node in ctx.local(scope):
+        if isinstance(node, ast.Delete):
+            deleted.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.Assign) and _is_gradient_call(node.value):
+            names = gradients.setdefault(_is_gradient_call(node.value), set())
             for target in node.targets:
                 names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-    return names
-
-
-def _gradients_applied(local, tape: str) -> bool:
-    gradient_names = _gradient_names(local, tape)
-    for node in local:
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "apply_gradients"):
-            continue
-        for inner in ast.walk(node):
-            if isinstance(inner, ast.Name) and inner.id in gradient_names:
-                return True
-            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and \
-                    inner.func.attr == "gradient" and dotted(inner.func.value) == tape:
-                return True
-    return False
-
-
-def _deleted(local, tape: str) -> bool:
-    return any(isinstance(n, ast.Delete) and any(isinstance(t, ast.Name) and t.id == tape for t in n.targets)
-               for n in local)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "apply_gradients":
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Name):
+                    applied_names.add(inner.id)
+                elif _is_gradient_call(inner):
+                    applied_tapes.add(_is_gradient_call(inner))
+    return deleted, gradients, applied_names, applied_tapes
 
 
 @rule(code="TFG017", name="persistent-tape-not-deleted",
@@ -127,6 +124,8 @@ def persistent_tape_not_deleted(ctx: FileContext):
         persistent = kw(call, "persistent")
         if not name or persistent is None or const(persistent.value) is not True:
             continue
-        local = list(walk_local(ctx.enclosing_function(with_node) or ctx.tree))
-        if not _deleted(local, name) and _gradients_applied(local, name):
+        scope = ctx.enclosing_function(with_node) or ctx.tree
+        deleted, gradients, applied_names, applied_tapes = ctx.cached(
+            ("tape-facts", id(scope)), lambda scope=scope: _tape_facts(ctx, scope))
+        if name not in deleted and (name in applied_tapes or gradients.get(name, set()) & applied_names):
             yield hit(call, tape=name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..context import FileContext, last_assignment, last_in, top_terms, walk_local
+from ..context import FileContext, assignment_index, latest_value, top_terms
 from ..registry import hit, rule
 
 NOT_TENSOR_MODULES = {"config", "distribute", "data", "io", "saved_model", "train", "summary", "debugging",
@@ -13,11 +13,11 @@ NOT_TENSOR_FUNCTIONS = ("executing_eagerly", "function", "GradientTape", "Variab
                         "constant")
 
 
-def _loop_body(loop) -> list:
-    return [n for stmt in loop.body for n in [stmt, *walk_local(stmt)]]
+def _loop_body(ctx: FileContext, loop) -> list:
+    return [n for stmt in loop.body for n in [stmt, *ctx.local(stmt)]]
 
 
-def _appended_step_result(ctx: FileContext, loop, body, call) -> bool:
+def _appended_step_result(ctx: FileContext, loop, assigned: dict, call) -> bool:
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             and call.func.attr == "append" and len(call.args) == 1):
         return False
@@ -25,7 +25,7 @@ def _appended_step_result(ctx: FileContext, loop, body, call) -> bool:
         return False  # reported for the innermost loop only
     value = call.args[0]
     if isinstance(value, ast.Name):
-        value = last_in(body, value.id, call.lineno)
+        value = latest_value(assigned, value.id, call.lineno, inclusive=True)
     if isinstance(value, ast.Subscript):
         value = value.value
     return isinstance(value, ast.Call) and ctx.is_step_call(value)
@@ -41,9 +41,10 @@ def tensor_accumulated_in_python_list(ctx: FileContext):
     for loop in ctx.nodes:
         if not isinstance(loop, (ast.For, ast.While)):
             continue
-        body = _loop_body(loop)
+        body = _loop_body(ctx, loop)
+        assigned = assignment_index(body, tuples=True)
         for call in body:
-            if _appended_step_result(ctx, loop, body, call):
+            if _appended_step_result(ctx, loop, assigned, call):
                 yield hit(call)
 
 
@@ -76,7 +77,7 @@ def _tensorish(ctx: FileContext, expr, scope, depth=0) -> bool:
     if isinstance(expr, ast.BinOp):
         return _tensorish(ctx, expr.left, scope, depth + 1) or _tensorish(ctx, expr.right, scope, depth + 1)
     if isinstance(expr, ast.Name) and scope is not None:
-        value = last_assignment(scope, expr.id, expr.lineno + 1)
+        value = ctx.last_assignment(scope, expr.id, expr.lineno + 1)
         return value is not None and value is not expr and _tensorish(ctx, value, scope, depth + 1)
     if isinstance(expr, ast.Call):
         return _tensorish_call(ctx, expr)
@@ -147,7 +148,7 @@ def python_number_to_tf_function(ctx: FileContext):
         counters = _loop_counters(loop)
         if not counters or ctx.in_traced(loop):
             continue  # a Python loop inside a tf.function is unrolled, not a retrace per call
-        for call in _loop_body(loop):
+        for call in _loop_body(ctx, loop):
             fn = ctx.is_tf_function_call(call) if isinstance(call, ast.Call) else None
             if not fn:
                 continue
