@@ -185,9 +185,10 @@ def test_generated_scripts_are_clean():
 
 
 def test_linting_the_whole_repository_is_fast():
-    started = time.perf_counter()
+    # CPU time, not wall time: the linter's own work, whatever else the machine is running.
+    started = time.process_time()
     _, errors, files = lint_paths([ROOT])
-    seconds = time.perf_counter() - started
+    seconds = time.process_time() - started
     assert files > 30 and not errors
     assert seconds < 3.0, f"lint of the repository took {seconds:.2f}s"
 
