@@ -1,4 +1,5 @@
-"""The structure of TensorFlow's "Custom training with tf.distribute.Strategy" tutorial."""
+"""The structure of TensorFlow's "Custom training with tf.distribute.Strategy" tutorial,
+with the optimizer built inside the strategy scope (its slots are not created in the first step)."""
 import os
 
 import tensorflow as tf
@@ -45,6 +46,7 @@ with strategy.scope():
     train_accuracy = tf.keras.metrics.SparseCategoricalAccuracy(name="train_accuracy")
     model = create_model()
     optimizer = tf.keras.optimizers.Adam(learning_rate=0.001)
+    optimizer.build(model.trainable_variables)
     checkpoint = tf.train.Checkpoint(optimizer=optimizer, model=model)
 
 
