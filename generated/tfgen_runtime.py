@@ -345,41 +345,35 @@ def function(reference, spec_dir=None):
 
 
 def refuse_untrusted(reference, module, folders):
-    """UserError unless --trust, or `module` is one of LIBRARIES, or its files lie under
-    `folders` (the working directory, the spec's folder) and not in site-packages there.
-
-    Imports nothing: the module is only located. A module found nowhere passes (the import
-    says so); every standard-library module is refused.
-    """
-    if TRUSTED or any(f"{module}.".startswith(f"{library}.") for library in LIBRARIES):
+    """UserError unless --trust, `module` is in LIBRARIES, or its files (located, not
+    imported) lie under `folders` outside site-packages; one found nowhere passes."""
+    if TRUSTED or any(f"{module}.".startswith(f"{lib}.") for lib in LIBRARIES):
         return
     top = module.partition(".")[0]
     places = [] if top in sys.stdlib_module_names else module_files(top)
-    if places is None:
-        return
-    if places and all(in_project(Path(place).resolve(), folders) for place in places):
+    if places is None or places and all(in_project(p, folders) for p in places):
         return
     why = f"refusing to import `{module}` (not a module of this project nor a library tfgen uses)"
     raise UserError(f"{reference}: {why}; pass --trust to allow it")
 
 
 def module_files(top):
-    """Where the top-level module `top` is: its file or package folders (None: found nowhere)."""
+    """The file or folders of the top-level module `top` (None: found nowhere)."""
     try:
         found = importlib.util.find_spec(top)
-    except ValueError:  # in sys.modules without a __spec__: nowhere to tell
+    except ValueError:  # in sys.modules without a __spec__ (`__main__`)
         return []
     if found is None:
         return None
-    if found.has_location:
-        return [found.origin]
-    return list(found.submodule_search_locations or [])
+    folders = found.submodule_search_locations or []
+    return [found.origin] if found.has_location else list(folders)
 
 
-def in_project(path, folders):
-    """Whether `path` lies under one of `folders`, outside any installed packages there."""
+def in_project(place, folders):
+    """Whether `place` lies under one of `folders`, outside any site-packages there."""
+    path = Path(place).resolve()
     inside = [path.relative_to(f).parts for f in folders if path.is_relative_to(f)]
-    return any(not {"site-packages", "dist-packages"} & set(parts) for parts in inside)
+    return any(not {"site-packages", "dist-packages"} & set(i) for i in inside)
 
 
 def from_function(reference, inputs, targets, spec_dir=None, /, **kwargs):
