@@ -170,18 +170,21 @@ def test_script_refuses_each_in_one_line_and_runs_both_with_trust(tmp_path):
 
 
 @pytest.mark.slow
-def test_smoke_refuses_the_builder_and_passes_trust_on_to_the_script(tmp_path):
-    """Smoke trains on synthetic data: it calls the builder, never a `python` source."""
+def test_smoke_refuses_the_builder_and_the_source_and_passes_trust_on_to_the_script(tmp_path):
+    """Synthetic data (the default) calls only the builder; --real-data calls the source first."""
     spec, from_source, from_builder = _planted(tmp_path)
-    result = run_tfgen("smoke", spec, cwd=tmp_path)
-    assert result.returncode == 1
-    assert result.stdout.splitlines()[0] == f"FAIL specs/x.yaml: error: os:system: refusing to import `os` {WHY} (first run)"
-    assert not from_builder.exists()
-    result = run_tfgen("smoke", "--trust", spec, cwd=tmp_path)
-    assert result.returncode == 1  # os.system returns an int, not a model
-    assert "refusing" not in result.stdout
-    assert from_builder.exists()
-    assert not from_source.exists()
+    synthetic = run_tfgen("smoke", spec, cwd=tmp_path)
+    real = run_tfgen("smoke", "--real-data", "8", spec, cwd=tmp_path)
+    for result, line in ((synthetic, f"error: os:system: refusing to import `os` {WHY}"),
+                         (real, f"error: subprocess:run: refusing to import `subprocess` {WHY}")):
+        assert result.returncode == 1
+        assert result.stdout.splitlines()[0] == f"FAIL specs/x.yaml: {line} (first run)"
+    assert not from_source.exists() and not from_builder.exists()
+    for options, marker in ((["--trust"], from_builder), (["--trust", "--real-data", "8"], from_source)):
+        result = run_tfgen("smoke", *options, spec, cwd=tmp_path)
+        assert result.returncode == 1  # os.system returns an int, subprocess.run no arrays
+        assert "refusing" not in result.stdout
+        assert marker.exists()
 
 
 @pytest.mark.slow
