@@ -145,7 +145,8 @@ def test_lookup_failures_are_one_line_and_name_where_it_looked(tmp_path, monkeyp
         "tfgen_case_nowhere:f": "no module `tfgen_case_nowhere` (looked on sys.path, in the working directory "
         "and next to the spec in ./)",
         "tfgen_case_broken:f": "importing `tfgen_case_broken` failed: RuntimeError: no config",
-        "json:lods": "module `json` has no function `lods`; did you mean `loads`?",
+        "tfgen.datasets:token_sequence": "module `tfgen.datasets` has no function `token_sequence`; did you mean "
+        "`token_sequences`?",
         "tfgen.datasetz:f": "no module `tfgen.datasetz`; did you mean `tfgen.datasets`? (looked on sys.path, in "
         "the working directory and next to the spec in ./)",
     }

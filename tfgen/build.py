@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,9 @@ from .validate import validate
 
 T = TypeVar("T")
 HASH_LINE = re.compile(r"^# Spec sha256: ([0-9a-f]{64})$", re.MULTILINE)
+MAX_GENERATED_BYTES = 4 * 2**20  # a file at a generated path larger than this is not tfgen's
+KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+         stat.S_IFSOCK: "a socket"}
 
 
 @dataclass(frozen=True)
@@ -189,9 +193,9 @@ def write_files(files: list[tuple[Path, str]]) -> None:
                 raise OutputError(f"{shown_path(path.parent)}: cannot list the output folder: {_reason(error)}") from None
             for entry in leftovers:
                 Path(entry.path).unlink(missing_ok=True)
+        formers = {}  # each file's bytes before the build (None: none), read before any rename
         for path, text in files:
-            if path.is_dir():
-                raise OutputError(f"{shown_path(path)}: cannot write the generated file: it is a directory")
+            formers[path] = read_existing(path, "write")
             mode = _mode(path)
             try:
                 staged.append((path, _stage(path, text.encode("utf-8"), mode), mode))
@@ -199,11 +203,10 @@ def write_files(files: list[tuple[Path, str]]) -> None:
                 raise OutputError(f"{shown_path(path)}: cannot write the generated file: {_reason(error)}") from None
         for path, temporary, _ in staged:
             try:
-                former = path.read_bytes() if path.exists() else None
                 os.replace(temporary, path)
             except OSError as error:
                 raise OutputError(f"{shown_path(path)}: cannot write the generated file: {_reason(error)}") from None
-            previous.append((path, former))
+            previous.append((path, formers[path]))
     except BaseException:
         for _, temporary, _ in staged:
             Path(temporary).unlink(missing_ok=True)
@@ -245,18 +248,56 @@ def write_atomically(path: Path, text: str) -> None:
     write_files([(path, text)])
 
 
-def current(target: Target) -> str | None:
-    """The generated file on disk, or None when missing; OutputError when it cannot be read."""
+def read_existing(path: Path, doing: str = "read") -> bytes | None:
+    """The bytes of the file at `path` (links followed), or None when there is none. Only a
+    regular file of at most MAX_GENERATED_BYTES is opened and read, so a FIFO, a device or a
+    huge file at a generated path never hangs or exhausts tfgen: OutputError names the file."""
+    where = f"{shown_path(path)}: cannot {doing} the generated file"
     try:
-        return target.output.read_text(encoding="utf-8")
+        _regular(os.stat(path), where)  # before opening: a FIFO's open blocks, a device's may act
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
         return None
-    except IsADirectoryError:
-        raise OutputError(f"{shown_path(target.output)}: cannot read the generated file: it is a directory") from None
+    except OSError as error:
+        raise OutputError(f"{where}: {_reason(error)}") from None
+    try:
+        _regular(os.fstat(fd), where)  # it may have been swapped since the stat
+        data = _read_at_most(fd, MAX_GENERATED_BYTES + 1)
+    except OSError as error:
+        raise OutputError(f"{where}: {_reason(error)}") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_GENERATED_BYTES:
+        raise OutputError(f"{where}: it is larger than {MAX_GENERATED_BYTES // 2**20} MiB (no generated file is)")
+    return data
+
+
+def _regular(status: os.stat_result, where: str) -> None:
+    """OutputError unless `status` is a regular file's of at most MAX_GENERATED_BYTES."""
+    if stat.S_ISDIR(status.st_mode):
+        raise OutputError(f"{where}: it is a directory")
+    if not stat.S_ISREG(status.st_mode):
+        kind = KINDS.get(stat.S_IFMT(status.st_mode), "a special file")
+        raise OutputError(f"{where}: it is {kind}, not a regular file")
+    if status.st_size > MAX_GENERATED_BYTES:
+        raise OutputError(f"{where}: it is larger than {MAX_GENERATED_BYTES // 2**20} MiB (no generated file is)")
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    chunks, size = [], 0
+    while size < limit and (chunk := os.read(fd, min(2**20, limit - size))):
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def current(target: Target) -> str | None:
+    """The generated file on disk, or None when missing; OutputError when it cannot be read."""
+    data = read_existing(target.output)
+    try:
+        return None if data is None else data.decode("utf-8")
     except UnicodeDecodeError:
         raise OutputError(f"{shown_path(target.output)}: cannot read the generated file: it is not UTF-8 text") from None
-    except OSError as error:
-        raise OutputError(f"{shown_path(target.output)}: cannot read the generated file: {_reason(error)}") from None
 
 
 def problem(target: Target) -> str | None:

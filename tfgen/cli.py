@@ -38,6 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("--deep", action="store_true",
                           help="also build every Keras object and the model with Keras (seconds; never trains)")
     validate.add_argument("--summary", action="store_true", help="print each model's layer table (implies --deep)")
+    _add_trust(validate, "--deep imports the `python` data sources and the `model.builder` a spec names, and "
+               "calls the builder")
     init = commands.add_parser("init", help="write a commented starter spec that validates and builds")
     init.add_argument("name", nargs="?", default="starter", help="the run's name (default: starter)")
     init.add_argument("--dir", type=Path, default=Path("specs"), help="where to write NAME.yaml (default: specs/)")
@@ -52,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     smoke.add_argument("--real-data", type=_positive(int), metavar="N",
                        help="run on the first N examples of the spec's real data instead of synthetic data "
                             "(checks the loader and the files too; the data must be there)")
+    _add_trust(smoke, "the scripts import and call the `python` data sources and the `model.builder` a spec "
+               "names (smoke passes --trust on to them)")
     _add_set(smoke)
     lint = commands.add_parser(
         "lint", help="find known pitfalls in hand-written TensorFlow training loops",
@@ -87,6 +91,16 @@ def _add_cluster_commands(commands) -> None:
 
     launch.add_parsers(commands)
     manifest.add_parser(commands)
+
+
+def _add_trust(command: argparse.ArgumentParser, who: str) -> None:
+    command.add_argument(
+        "--trust", action="store_true",
+        help=f"{who}: by default only from modules of this project (files under the working directory or "
+        "the spec's folder, not in site-packages) and keras, tensorflow, numpy, sklearn.datasets, "
+        "tensorflow_datasets, tfgen.datasets; --trust allows any module (plain validate, build, check, diff "
+        "and lint never import them)",
+    )
 
 
 def _add_set(command: argparse.ArgumentParser) -> None:
@@ -141,7 +155,7 @@ def _run(args: argparse.Namespace) -> int:
         for path in args.specs:
             loaded = issues.attempt(load_spec, path, args.overrides)
             if loaded and deep:
-                issues.attempt(_deep, loaded, path, args.summary)
+                issues.attempt(_deep, loaded, path, args.summary, args.trust)
         issues.raise_any()
         print(f"{len(args.specs)} spec(s) valid" + (" (--deep: built with Keras)" if deep else ""))
         return EXIT_OK
@@ -180,12 +194,12 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_DIFFERENT if any(diffs) else EXIT_OK
 
 
-def _deep(loaded, path: Path, summary: bool) -> None:
+def _deep(loaded, path: Path, summary: bool, trust: bool) -> None:
     """`validate --deep`: build the spec's Keras objects and model (imports Keras only here)."""
     from .deep import deep_validate
 
     _, doc, spec = loaded
-    result = deep_validate(doc, spec, path.parent)
+    result = deep_validate(doc, spec, path.parent, trust)
     if summary:
         print(f"{doc.path}: model `{spec.name}`\n{result.summary}", end="")
 

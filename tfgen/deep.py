@@ -56,10 +56,11 @@ class DeepResult:
     summary: str
 
 
-def deep_validate(doc: Located, spec: Spec, spec_dir: Path) -> DeepResult:
-    """Build the spec's Keras objects and model; raise SpecError with every problem found."""
+def deep_validate(doc: Located, spec: Spec, spec_dir: Path, trust: bool = False) -> DeepResult:
+    """Build the spec's Keras objects and model; raise SpecError with every problem found.
+    `trust`: import any module the spec names (else only the project's and tfgen's libraries)."""
     keras = import_keras()
-    checker = _Deep(keras, doc, spec, spec_dir)
+    checker = _Deep(keras, doc, spec, spec_dir, trust)
     with warnings.catch_warnings(), lookup_path(spec_dir):
         warnings.simplefilter("ignore")  # Keras's warnings repeat what the checks below say in one line
         keras.backend.clear_session(free_memory=False)  # names restart per spec (no slow gc pass)
@@ -115,8 +116,9 @@ def first_line(error: BaseException) -> str:
 
 
 class _Deep:
-    def __init__(self, keras, doc: Located, spec: Spec, spec_dir: Path):
+    def __init__(self, keras, doc: Located, spec: Spec, spec_dir: Path, trust: bool = False):
         self.keras, self.doc, self.spec, self.spec_dir = keras, doc, spec, spec_dir
+        self.trust = trust  # import any module the spec names (modules.import_function)
         self.issues = []
         self.graph_outputs: dict[str, Any] = {}  # a builder model's own output tensors, by name
         self.adapted: dict[str, int] = {}  # adapted layers named as the planner names them
@@ -201,7 +203,7 @@ class _Deep:
 
     def function(self, reference: str, loc: Loc):
         try:
-            return import_function(reference, self.spec_dir)
+            return import_function(reference, self.spec_dir, self.trust)
         except LookupFailed as error:
             self.fail(loc, str(error))
             return None

@@ -42,13 +42,13 @@ FIELD_OF_FUNCTION = {
 # folder, as a rerun does; what the first run left is recorded in between.
 CHILD = """
 import importlib.util, json, pathlib, sys
-script, run_dir, steps, record, data = sys.argv[1:]
+script, run_dir, steps, record, data, *trust = sys.argv[1:]  # trust: [] or ["--trust"]
 sys.argv = [script]
 sys.path[0] = str(pathlib.Path(script).resolve().parent)  # as `python script.py` has it, not ''
 spec = importlib.util.spec_from_file_location("tfgen_smoked_script", script)
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
-options = [data, "--steps-per-epoch", steps, "--output-dir", run_dir]
+options = [data, "--steps-per-epoch", steps, "--output-dir", run_dir, *trust]
 module.rt.run(lambda: module.main(["--epochs", "1", *options]))
 run = pathlib.Path(run_dir)
 history = run / "history.jsonl"
@@ -126,10 +126,11 @@ def prepare(specs: list[Path], overrides: list[str], folder: Path) -> list[Smoke
 class Runner:
     """Runs scripts as process groups (so a timed-out one is killed whole, children included)."""
 
-    def __init__(self, steps: int, timeout: float, real_data: int | None = None):
+    def __init__(self, steps: int, timeout: float, real_data: int | None = None, trust: bool = False):
         self.steps, self.timeout = steps, timeout
         # Synthetic data of the declared shapes, or the first N examples of the real data.
         self.data = "--synthetic" if real_data is None else f"--max-examples={real_data}"
+        self.trust = ["--trust"] if trust else []  # passed on to the scripts: import any module
         self.running: set[subprocess.Popen] = set()
         self.lock = threading.Lock()
         self.stopped = False  # after Ctrl-C: start nothing more
@@ -140,7 +141,7 @@ class Runner:
     def script(self, smoke: Smoke) -> subprocess.CompletedProcess:
         """Run the script's two runs (see CHILD); return code None: killed at the time limit."""
         arguments = (smoke.script, smoke.run_dir, self.steps, smoke.record, self.data)
-        command = [sys.executable, "-c", CHILD, *map(str, arguments)]
+        command = [sys.executable, "-c", CHILD, *map(str, arguments), *self.trust]
         with self.lock:
             if self.stopped:
                 return subprocess.CompletedProcess(command, None, "", "")
@@ -261,7 +262,7 @@ def run(args) -> int:
 def run_specs(args) -> int:
     """The smoke tests of `run`; KeyboardInterrupt or Stopped once what runs is killed."""
     started = time.monotonic()
-    runner = Runner(args.steps, args.timeout, args.real_data)
+    runner = Runner(args.steps, args.timeout, args.real_data, args.trust)
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="tfgen-smoke-") as folder:
         smokes = prepare(args.specs, args.overrides, Path(folder))

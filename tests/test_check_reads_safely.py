@@ -1,0 +1,84 @@
+"""`check`, `diff` and `build` read the file at a generated path only when it is a regular file
+(after links) of at most 4 MiB: a FIFO, a link to /dev/zero or a huge file is one line, exit 2,
+never a hang or an exhausted memory; `build` then changes nothing. Each run is a real process
+with a time limit and an address-space limit, so a regression fails instead of hanging."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+
+import pytest
+import yaml
+from conftest import base_spec
+
+LIMIT_SECONDS = 60
+MEMORY = 2**30  # tfgen without TensorFlow needs far less; reading /dev/zero whole needs more
+
+
+def _limited() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+
+
+def _tfgen(project, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tfgen", *args], cwd=project, capture_output=True, text=True,
+                          timeout=LIMIT_SECONDS, preexec_fn=_limited, check=False)
+
+
+@pytest.fixture
+def project(tmp_path):
+    """small.yaml built into gen/, with gen/small.py then replaced by each test."""
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(base_spec(), sort_keys=False))
+    assert _tfgen(tmp_path, "build", "small.yaml", "--out", "gen").returncode == 0
+    (tmp_path / "gen" / "small.py").unlink()
+    return tmp_path
+
+
+def _plant(target, kind: str) -> str:
+    """Put `kind` at the generated path; the words that name it in the error."""
+    if kind == "fifo":
+        os.mkfifo(target)
+        return "it is a FIFO, not a regular file"
+    if kind == "dev_zero":
+        target.symlink_to("/dev/zero")
+        return "it is a character device, not a regular file"
+    with target.open("wb") as handle:  # sparse: 5 MiB on paper, no disk used
+        handle.truncate(5 * 2**20)
+    return "it is larger than 4 MiB (no generated file is)"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "oversize"])
+@pytest.mark.parametrize("command", ["check", "diff"])
+def test_check_and_diff_refuse_a_generated_path_that_is_not_a_small_regular_file(project, command, kind):
+    why = _plant(project / "gen" / "small.py", kind)
+    result = _tfgen(project, command, "small.yaml", "--out", "gen")
+    assert result.returncode == 2
+    assert result.stderr == f"tfgen: error: gen/small.py: cannot read the generated file: {why}\n"
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "oversize"])
+def test_build_refuses_to_replace_it_and_changes_nothing(project, kind):
+    target = project / "gen" / "small.py"
+    why = _plant(target, kind)
+    runtime = (project / "gen" / "tfgen_runtime.py").read_bytes()
+    before = target.lstat()
+    result = _tfgen(project, "build", "small.yaml", "--out", "gen")
+    assert result.returncode == 2
+    assert result.stderr == f"tfgen: error: gen/small.py: cannot write the generated file: {why}; no file was changed\n"
+    after = target.lstat()
+    assert (after.st_mode, after.st_ino, after.st_size) == (before.st_mode, before.st_ino, before.st_size)
+    assert (project / "gen" / "tfgen_runtime.py").read_bytes() == runtime
+    assert sorted(os.listdir(project / "gen")) == ["small.py", "tfgen_runtime.py"]  # no temporary left
+
+
+def test_a_link_to_a_regular_file_is_followed(project):
+    """Links are resolved, not refused: a generated path linking to a stale copy is stale."""
+    elsewhere = project / "elsewhere.py"
+    elsewhere.write_text("# an older script\n")
+    (project / "gen" / "small.py").symlink_to(elsewhere)
+    result = _tfgen(project, "check", "small.yaml", "--out", "gen")
+    assert result.returncode == 1
+    assert "hand-edited or made by another tfgen version" in result.stderr
