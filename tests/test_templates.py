@@ -13,7 +13,7 @@ import yaml
 
 from conftest import ROOT, SPECS, base_spec
 from tfgen.build import display_path
-from tfgen.plan import Cache, Jit
+from tfgen.plan import Jit
 from tfgen.render import environment, render, templates_dir
 from tfgen.resolve import resolve
 from tfgen.validate import validate
@@ -126,3 +126,12 @@ def test_only_a_weighting_that_moves_is_updated_in_the_step(tmp_path):
     text = _render_dict(tmp_path, spec)
     assert "self.weighting.update(task_losses)" in _function(text, "train_step")
     assert "def update(self, task_losses):" in text
+
+
+def test_keyword_arguments_are_named_or_unpacked(tmp_path):
+    spec = base_spec()
+    spec["data"]["train"]["source"] = {"type": "python", "function": "m:load", "kwargs": {"not-a-name": 1}}
+    spec["data"]["validation"] = {"source": {"type": "python", "function": "m:load", "kwargs": {"a": 1, "b": "x"}}}
+    load_data = "".join(_function(_render_dict(tmp_path, spec), "load_data").split())  # as black wraps it
+    assert 'train=rt.from_function("m:load",INPUTS,TARGETS,SPEC_DIR,**{"not-a-name":1})' in load_data
+    assert 'validation=rt.from_function("m:load",INPUTS,TARGETS,SPEC_DIR,a=1,b="x")' in load_data

@@ -15,7 +15,14 @@ from typing import Any
 
 from . import catalog
 from .names import has_validation, metric_keys, output_names
-from .rules import INTEGER_ADAPTED, Jit, Placement, model_layers, resolve_in_memory, resolve_jit
+from .rules import (
+    INTEGER_ADAPTED,
+    Jit,
+    Placement,
+    model_layers,
+    resolve_in_memory,
+    resolve_jit,
+)
 from .spec import KerasObject, Spec
 from .spec.model import Residual
 
@@ -266,13 +273,22 @@ class FieldView:
 
 
 @dataclass
+class Keywords:
+    """Keyword arguments from the spec: `name=value` each when every name is an identifier,
+    else one `**{...}` (values and the dict are literals)."""
+
+    named: dict[str, str] = field(default_factory=dict)
+    unpacked: str | None = None
+
+
+@dataclass
 class SourceView:
     """How one data source is loaded (the data template has a block per `type`)."""
 
     type: SourceType
     part: Part
     call: str = ""  # python: the `package.module:function` literal
-    kwargs: str = ""
+    kwargs: Keywords | None = None  # python: the function's keyword arguments
     path: str = ""
     x: str = ""
     y: str = ""
@@ -336,6 +352,11 @@ class DataView:
         return self.placement is not Placement.MEMORY
 
     @property
+    def maps_layers(self) -> bool:
+        """Preprocessing or augmentation layers run on the batches (through `layer_map`)."""
+        return bool(self.preprocess or self.augment)
+
+    @property
     def sources(self) -> list[SourceView]:
         return [self.train] + ([self.validation] if self.validation else [])
 
@@ -373,7 +394,7 @@ class OutputView:
 @dataclass
 class ModelView:
     builder: str | None  # package.module:function
-    builder_kwargs: str
+    builder_kwargs: Keywords | None
     only_input: str | None
     trunk: list[LayerLine]
     outputs: list[OutputView]
@@ -480,12 +501,27 @@ class CheckpointView:
     export_keras: bool
     export_saved_model: bool
 
+    @property
+    def periodic(self) -> bool:
+        """Saves are every N steps or N epochs: the last epoch is saved whatever N."""
+        return bool(self.every_steps or self.every_epochs)
+
+    @property
+    def exports(self) -> bool:
+        return self.export_keras or self.export_saved_model
+
+
+@dataclass
+class Profile:
+    start_step: int
+    steps: int
+
 
 @dataclass
 class LoggingView:
     tensorboard: bool
     every_steps: int
-    profile: tuple[int, int] | None
+    profile: Profile | None
     validation_every: int | None  # None: after every epoch (or no validation)
 
 
@@ -588,7 +624,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
         logging=LoggingView(
             tensorboard=spec.logging.tensorboard,
             every_steps=spec.logging.every_steps,
-            profile=(spec.logging.profile.start_step, spec.logging.profile.steps) if spec.logging.profile else None,
+            profile=Profile(spec.logging.profile.start_step, spec.logging.profile.steps) if spec.logging.profile else None,
             validation_every=spec.train.validation_every
             if has_validation(spec) and spec.train.validation_every > 1
             else None,
@@ -649,11 +685,14 @@ def _source(source, part: Part) -> SourceView:
     return SourceView(kind, part, examples=source.examples)
 
 
-def _kwargs(kwargs: dict[str, Any]) -> str:
-    """Keyword arguments as `name=value` when every key is an identifier, else `**{...}`."""
+def _kwargs(kwargs: dict[str, Any]) -> Keywords | None:
+    """Keyword arguments as `name=value` when every key is an identifier, else `**{...}`;
+    None: no arguments."""
+    if not kwargs:
+        return None
     if all(isinstance(k, str) and k.isidentifier() and not keyword.iskeyword(k) for k in kwargs):
-        return ", ".join(f"{k}={literal(v)}" for k, v in kwargs.items())
-    return f"**{literal(kwargs)}"
+        return Keywords(named={k: literal(v) for k, v in kwargs.items()})
+    return Keywords(unpacked=literal(kwargs))
 
 
 def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
