@@ -5,6 +5,7 @@ side decisions left in the output stay closed."""
 from __future__ import annotations
 
 import re
+from enum import Enum
 
 import jinja2
 import jinja2.meta
@@ -12,6 +13,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, SPECS, base_spec
+from tfgen import plan
 from tfgen.build import display_path
 from tfgen.plan import Jit
 from tfgen.render import environment, render, templates_dir
@@ -135,3 +137,8 @@ def test_keyword_arguments_are_named_or_unpacked(tmp_path):
     load_data = "".join(_function(_render_dict(tmp_path, spec), "load_data").split())  # as black wraps it
     assert 'train=rt.from_function("m:load",INPUTS,TARGETS,SPEC_DIR,**{"not-a-name":1})' in load_data
     assert 'validation=rt.from_function("m:load",INPUTS,TARGETS,SPEC_DIR,a=1,b="x")' in load_data
+
+
+def test_every_enum_of_the_view_is_a_template_global():
+    enums = {value for value in vars(plan).values() if isinstance(value, type) and issubclass(value, Enum)}
+    assert enums - {Enum} == set(plan.TEMPLATE_ENUMS)
