@@ -294,7 +294,6 @@ class SourceView:
     y: str = ""
     features: str = ""  # tfrecord: {name: (shape, dtype)}
     compression: str = "None"
-    examples: int = 0
     dataset: str = ""
     split: str = ""
 
@@ -682,7 +681,7 @@ def _source(source, part: Part) -> SourceView:
         )
     if kind is SourceType.KERAS:
         return SourceView(kind, part, dataset=literal(source.dataset), split=literal(source.split))
-    return SourceView(kind, part, examples=source.examples)
+    return SourceView(kind, part)  # synthetic: drawn from SYNTHETIC_*_EXAMPLES
 
 
 def _kwargs(kwargs: dict[str, Any]) -> Keywords | None:
