@@ -86,7 +86,7 @@ def build_augmentation():
 def train_pipeline(train, epoch=1):
     """Batched, prefetched training batches of `(features, targets)` dicts for one epoch."""
     ds = rt.as_dataset(train)
-    ds = ds.cache("")
+    ds = ds.cache()
     # Seeded per epoch, so that any epoch's order can be rebuilt (and resumed) exactly.
     ds = ds.shuffle(SHUFFLE_BUFFER, SEED + epoch, reshuffle_each_iteration=False)
     ds = ds.batch(
@@ -100,7 +100,7 @@ def train_pipeline(train, epoch=1):
 def validation_pipeline(validation):
     """Validation batches (the last may be partial: the metrics average per example)."""
     ds = rt.as_dataset(validation)
-    ds = ds.cache("")
+    ds = ds.cache()
     ds = ds.batch(VALIDATION_BATCH_SIZE, num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(tf.data.AUTOTUNE)
 

@@ -44,14 +44,10 @@ CHECKPOINTS_TO_KEEP = 3
 
 def load_data(synthetic=False):
     """`(train, validation)`: `({input: x}, {target: y})` arrays or datasets (or random)."""
-    if synthetic:
-        train = rt.synthetic_arrays(SYNTHETIC_TRAIN_EXAMPLES, INPUTS, TARGETS, SEED)
-        validation = rt.synthetic_arrays(
-            SYNTHETIC_VALIDATION_EXAMPLES, INPUTS, TARGETS, SEED + 1
-        )
-    else:
-        train = rt.synthetic_arrays(512, INPUTS, TARGETS, SEED)
-        validation = rt.synthetic_arrays(128, INPUTS, TARGETS, SEED + 1)
+    train = rt.synthetic_arrays(SYNTHETIC_TRAIN_EXAMPLES, INPUTS, TARGETS, SEED)
+    validation = rt.synthetic_arrays(
+        SYNTHETIC_VALIDATION_EXAMPLES, INPUTS, TARGETS, SEED + 1
+    )
     return train, validation
 
 
@@ -167,9 +163,6 @@ class LossWeighting(tf.Module):
             )
         return tf.add_n(terms)
 
-    def update(self, task_losses):
-        """Nothing to do: the log-variances are trained with the model."""
-
     def row(self):
         """The weights now, for the history."""
         return {
@@ -238,7 +231,6 @@ class Trainer(rt.StandardTrainer):
         self.state.record_rate(self.optimizer)
         self.optimizer.apply_gradients(zip(gradients, self.variables))
         self.state.record(loss, task_losses, self.optimizer)
-        self.weighting.update(task_losses)
 
     def test_step(self, features, targets):
         """Validation metrics of one batch on this replica."""

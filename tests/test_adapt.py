@@ -18,7 +18,7 @@ import yaml
 from conftest import ROOT, build, load_module, local_workers, read_history
 
 from tfgen.plan import make_view
-from tfgen.rules import resolve_jit
+from tfgen.rules import Jit, resolve_jit
 from tfgen.spec import Spec
 
 RUNNER = ROOT / "tests" / "adapt_runner.py"
@@ -206,8 +206,8 @@ def test_layers_that_learn_outside_variables_get_a_checkpointed_copy():
     mixed = _view(CHAINED, precision="mixed_float16")
     assert [line.code.endswith("dtype='float32')") for line in mixed.model.trunk[:3]] == [True, True, False]
     # XLA cannot compile IntegerLookup's hash table: `jit_compile: auto` is off with one.
-    assert resolve_jit(Spec.model_validate(dict(TABULAR, model={**TABULAR["model"], "layers": CHAINED}))) is False
-    assert resolve_jit(Spec.model_validate(TABULAR)) == "long"  # without one: compiled in long runs
+    assert resolve_jit(Spec.model_validate(dict(TABULAR, model={**TABULAR["model"], "layers": CHAINED}))) is Jit.OFF
+    assert resolve_jit(Spec.model_validate(TABULAR)) is Jit.LONG  # without one: compiled in long runs
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ import yaml
 
 from conftest import ROOT, base_spec, load_module
 from tfgen.build import display_path
-from tfgen.plan import Batching, Jit, Placement, StrategyKind, Weighting, make_view
+from tfgen.plan import Batching, ClipKind, Clipping, Jit, LossTotal, Placement, StrategyKind, TrackerArgs, Weighting, make_view
 from tfgen.resolve import resolve
 from tfgen.validate import validate
 
@@ -22,7 +22,7 @@ def test_digits_view():
     assert (v.data.placement, v.step.jit, v.step.weighting) == (Placement.AUTO, Jit.LONG, Weighting.UNIT)
     assert v.distribution.kind is StrategyKind.DEFAULT and v.precision.policy is None
     assert v.data.split == 0.2 and v.data.batching is Batching.BATCH
-    assert v.trackers.early_stopping == {"monitor": "'val_loss'", "patience": "5"} and v.trackers.restore_best
+    assert v.trackers.early_stopping == TrackerArgs("'val_loss'", {"patience": "5"}) and v.trackers.restore_best
 
 
 def test_cifar_view():
@@ -37,7 +37,8 @@ def test_cifar_view():
 def test_multitask_and_sequences_views():
     multitask, sequences = view_of("multitask"), view_of("sequences")
     assert multitask.step.weighting is Weighting.UNCERTAINTY and multitask.step.weighting.adaptive
-    assert multitask.step.clipping == ("global_norm", 1.0)
+    assert multitask.step.clipping == Clipping(ClipKind.GLOBAL_NORM, 1.0)
+    assert multitask.step.loss_total is LossTotal.LEARNED and not multitask.step.weighting.updates_in_step
     assert [o.mean_per_example for o in multitask.model.outputs] == [False, True]
     assert sequences.data.batching is Batching.BUCKETED and sequences.step.jit is Jit.OFF
     assert sequences.step.variable_batches and sequences.data.validation_padded is not None

@@ -15,14 +15,19 @@ from typing import Any
 
 from . import catalog
 from .names import has_validation, metric_keys, output_names
-from .rules import INTEGER_ADAPTED, model_layers, resolve_in_memory, resolve_jit
+from .rules import (
+    INTEGER_ADAPTED,
+    Jit,
+    Placement,
+    model_layers,
+    resolve_in_memory,
+    resolve_jit,
+)
 from .spec import KerasObject, Spec
 from .spec.model import Residual
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 RUNTIME_MODULE = "tfgen_runtime"  # the support module written beside the scripts
-# Modules a source type's loader needs in the script (see templates/_sources.py.jinja).
-SOURCE_IMPORTS = {"npz": ("numpy", "zipfile")}
 
 # Every top-level name a generated script defines or imports, in one place: a test parses every
 # generated script and fails if it binds a name missing here. User modules are never bound at
@@ -43,30 +48,63 @@ SCRIPT_NAMES = frozenset(
 )
 
 
-class Placement(Enum):
-    """Where the training examples live while training."""
-
-    MEMORY = "memory"  # arrays sliced inside the compiled loop
-    STREAM = "stream"  # a tf.data pipeline through a distributed iterator
-    AUTO = "auto"  # decided at run time by the arrays' size
-
-
-class Jit(Enum):
-    OFF = "off"
-    ON = "on"
-    GPU = "gpu"  # where a GPU is visible
-    LONG = "long"  # in runs of at least rt.COMPILE_FROM_STEPS steps
-
-
 class Weighting(Enum):
     UNIT = "unit"  # the outputs' losses summed
     STATIC = "static"  # fixed weights
-    UNCERTAINTY = "uncertainty"
-    EMA_RATIO = "ema_ratio"
+    UNCERTAINTY = "uncertainty"  # learned log-variances, trained with the model
+    EMA_RATIO = "ema_ratio"  # weights moved toward each loss's share after every update
 
     @property
     def adaptive(self) -> bool:
+        """The script defines a LossWeighting module (checkpointed, its weights in the history)."""
         return self not in (Weighting.UNIT, Weighting.STATIC)
+
+    @property
+    def updates_in_step(self) -> bool:
+        """The train step calls `LossWeighting.update` after each update."""
+        return self is Weighting.EMA_RATIO
+
+
+class LossTotal(Enum):
+    """How the step turns the outputs' per-example losses into the one it optimises."""
+
+    SUM = "sum"  # tf.add_n of the outputs' losses
+    WEIGHTED = "weighted"  # the script's total_loss: LOSS_WEIGHTS times each loss
+    LEARNED = "learned"  # LossWeighting.total
+
+
+class ClipKind(Enum):
+    """Which `train.gradient_clipping` field is set."""
+
+    GLOBAL_NORM = "global_norm"
+    NORM = "norm"
+    VALUE = "value"
+
+
+class SourceType(Enum):
+    PYTHON = "python"
+    NPZ = "npz"
+    TFRECORD = "tfrecord"
+    KERAS = "keras"
+    SYNTHETIC = "synthetic"
+
+
+class Part(Enum):
+    """Which part of the data a source gives."""
+
+    TRAIN = "train"
+    VALIDATION = "validation"
+
+
+class Module(Enum):
+    """Optional modules a script imports (for its data loaders)."""
+
+    NUMPY = "numpy"
+    ZIPFILE = "zipfile"
+
+
+# Modules a source type's loader needs in the script (see templates/_sources.py.jinja).
+SOURCE_IMPORTS = {SourceType.NPZ: (Module.NUMPY, Module.ZIPFILE)}
 
 
 class Batching(Enum):
@@ -91,7 +129,9 @@ class Boundary(Enum):
 
 
 # The enums templates compare view fields against (registered as Jinja globals by name).
-TEMPLATE_ENUMS = (Placement, Jit, Weighting, Batching, StrategyKind, Boundary)
+TEMPLATE_ENUMS = (
+    Placement, Jit, Weighting, LossTotal, ClipKind, SourceType, Part, Module, Batching, StrategyKind, Boundary
+)
 
 
 def literal(value: Any) -> str:
@@ -233,20 +273,44 @@ class FieldView:
 
 
 @dataclass
+class Keywords:
+    """Keyword arguments from the spec: `name=value` each when every name is an identifier,
+    else one `**{...}` (values and the dict are literals)."""
+
+    named: dict[str, str] = field(default_factory=dict)
+    unpacked: str | None = None
+
+
+@dataclass
 class SourceView:
     """How one data source is loaded (the data template has a block per `type`)."""
 
-    type: str
+    type: SourceType
+    part: Part
     call: str = ""  # python: the `package.module:function` literal
-    kwargs: str = ""
+    kwargs: Keywords | None = None  # python: the function's keyword arguments
     path: str = ""
     x: str = ""
     y: str = ""
     features: str = ""  # tfrecord: {name: (shape, dtype)}
     compression: str = "None"
-    examples: int = 0
     dataset: str = ""
     split: str = ""
+
+
+@dataclass
+class Cache:
+    """`Dataset.cache`: in memory, or in a file."""
+
+    file: str | None = None  # a str literal; None: in memory
+
+
+@dataclass
+class Padding:
+    """Options of `Dataset.padded_batch` (literals); None: Keras's default."""
+
+    shapes: str | None = None
+    values: str | None = None
 
 
 @dataclass
@@ -260,11 +324,11 @@ class DataView:
     validation_batch_size: int
     shuffle: int | None
     drop_remainder: bool
-    cache_train: str | None
-    cache_validation: str | None
+    cache_train: Cache | None
+    cache_validation: Cache | None
     batching: Batching
-    padded_batch: str  # keyword arguments of padded_batch, each followed by ", "
-    validation_padded: str | None  # None: plain batch
+    padded_batch: Padding | None  # PADDED batching's options
+    validation_padded: Padding | None  # None: plain batches
     bucketing: dict[str, str] | None
     preprocess: list[str]
     augment: list[str]
@@ -276,7 +340,7 @@ class DataView:
     synthetic_train: int
     synthetic_validation: int
     validation_steps: int | None
-    imports: frozenset[str]  # modules the sources' loaders need
+    imports: frozenset[Module]  # modules the sources' loaders need
 
     @property
     def memory(self) -> bool:
@@ -285,6 +349,29 @@ class DataView:
     @property
     def stream(self) -> bool:
         return self.placement is not Placement.MEMORY
+
+    @property
+    def maps_layers(self) -> bool:
+        """Preprocessing or augmentation layers run on the batches (through `layer_map`)."""
+        return bool(self.preprocess or self.augment)
+
+    @property
+    def sources(self) -> list[SourceView]:
+        return [self.train] + ([self.validation] if self.validation else [])
+
+    @property
+    def source_types(self) -> frozenset[SourceType]:
+        return frozenset(source.type for source in self.sources)
+
+    @property
+    def drawn(self) -> list[SourceView]:
+        """Synthetic sources: the same random arrays with or without `--synthetic`."""
+        return [source for source in self.sources if source.type is SourceType.SYNTHETIC]
+
+    @property
+    def read(self) -> list[SourceView]:
+        """Sources read from real data (`--synthetic` draws random arrays instead)."""
+        return [source for source in self.sources if source.type is not SourceType.SYNTHETIC]
 
 
 @dataclass
@@ -297,11 +384,16 @@ class OutputView:
     mean_per_example: bool
     metrics: list[tuple[str, str]] = field(default_factory=list)  # (history key, constructor)
 
+    @property
+    def loss_key(self) -> str:
+        """The history key of this output's loss (when there are several outputs)."""
+        return f"{self.name}_loss"
+
 
 @dataclass
 class ModelView:
     builder: str | None  # package.module:function
-    builder_kwargs: str
+    builder_kwargs: Keywords | None
     only_input: str | None
     trunk: list[LayerLine]
     outputs: list[OutputView]
@@ -311,6 +403,11 @@ class ModelView:
     @property
     def several_outputs(self) -> bool:
         return len(self.outputs) > 1
+
+    @property
+    def averaged_outputs(self) -> list[OutputView]:
+        """Outputs whose losses are averaged over more than the last axis."""
+        return [output for output in self.outputs if output.mean_per_example]
 
 
 @dataclass
@@ -351,6 +448,12 @@ class DistributionView:
 
 
 @dataclass
+class Clipping:
+    kind: ClipKind
+    limit: float
+
+
+@dataclass
 class StepView:
     jit: Jit
     accumulation: int
@@ -358,38 +461,67 @@ class StepView:
     allow_unused: bool
     skip_nonfinite: bool
     check_numerics: bool
-    clipping: tuple[str, float] | None  # (kind, limit)
+    clipping: Clipping | None
     weighting: Weighting
+    loss_total: LossTotal
     weights: str | None  # LOSS_WEIGHTS literal
     ema_decay: float
     steps_per_execution: int | None
     deterministic: bool
 
+    @property
+    def accumulates(self) -> bool:
+        """An update sums the gradients of ACCUMULATION_STEPS micro-batches."""
+        return self.accumulation > 1
+
+
+@dataclass
+class TrackerArgs:
+    """A tracker's arguments: the monitored value, then keyword arguments (literals)."""
+
+    monitor: str
+    options: dict[str, str] = field(default_factory=dict)
+
 
 @dataclass
 class TrackersView:
-    early_stopping: dict[str, str] | None  # keyword arguments (literals)
+    early_stopping: TrackerArgs | None
     restore_best: bool
-    plateau: dict[str, str] | None
-    keep_best: dict[str, str] | None
+    plateau: TrackerArgs | None
+    keep_best: TrackerArgs | None
 
 
 @dataclass
 class CheckpointView:
-    every_epochs: int
+    every_epochs: int | None  # None: every epoch (or every_steps)
     every_steps: int | None
     keep: int
     resume: bool
     export_keras: bool
     export_saved_model: bool
 
+    @property
+    def periodic(self) -> bool:
+        """Saves are every N steps or N epochs: the last epoch is saved whatever N."""
+        return bool(self.every_steps or self.every_epochs)
+
+    @property
+    def exports(self) -> bool:
+        return self.export_keras or self.export_saved_model
+
+
+@dataclass
+class Profile:
+    start_step: int
+    steps: int
+
 
 @dataclass
 class LoggingView:
     tensorboard: bool
     every_steps: int
-    profile: tuple[int, int] | None
-    validation_every: int
+    profile: Profile | None
+    validation_every: int | None  # None: after every epoch (or no validation)
 
 
 @dataclass
@@ -429,6 +561,20 @@ class View:
     def augment_in_step(self) -> bool:
         return self.data.memory and bool(self.data.augment)
 
+    @property
+    def preprocess_in_step(self) -> bool:
+        return self.data.memory and bool(self.data.preprocess)
+
+    @property
+    def prepare_in_step(self) -> bool:
+        """Batches sliced from in-memory arrays are preprocessed or augmented in the step."""
+        return self.preprocess_in_step or self.augment_in_step
+
+    @property
+    def skip_everywhere(self) -> bool:
+        """Keras's LossScaleOptimizer checks one replica's gradients: the verdict is all-reduced."""
+        return self.precision.loss_scaling and self.distribution.multi_replica
+
 
 def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".") -> View:
     """`spec_dir`: the spec's folder relative to the script's (POSIX), where the script looks
@@ -467,7 +613,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
         step=_step(spec, outputs),
         trackers=_trackers(spec),
         checkpoint=CheckpointView(
-            every_epochs=spec.checkpoint.every_epochs or 1,
+            every_epochs=_every_epochs(spec),
             every_steps=spec.checkpoint.every_steps,
             keep=spec.checkpoint.keep,
             resume=spec.checkpoint.resume == "auto",
@@ -477,10 +623,17 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
         logging=LoggingView(
             tensorboard=spec.logging.tensorboard,
             every_steps=spec.logging.every_steps,
-            profile=(spec.logging.profile.start_step, spec.logging.profile.steps) if spec.logging.profile else None,
-            validation_every=spec.train.validation_every,
+            profile=Profile(spec.logging.profile.start_step, spec.logging.profile.steps) if spec.logging.profile else None,
+            validation_every=spec.train.validation_every
+            if has_validation(spec) and spec.train.validation_every > 1
+            else None,
         ),
     )
+
+
+def _every_epochs(spec: Spec) -> int | None:
+    every = spec.checkpoint.every_epochs
+    return every if not spec.checkpoint.every_steps and every and every > 1 else None
 
 
 def _input_classes(item) -> int | None:
@@ -515,26 +668,30 @@ def _outputs(spec: Spec, adapted: dict[str, int], mixed: bool) -> list[OutputVie
     return views
 
 
-def _source(source) -> SourceView:
-    if source.type == "python":
-        return SourceView("python", call=literal(source.function), kwargs=_kwargs(source.kwargs))
-    if source.type == "npz":
-        return SourceView("npz", path=literal(source.path), x=literal(source.x), y=literal(source.y))
-    if source.type == "tfrecord":
+def _source(source, part: Part) -> SourceView:
+    kind = SourceType(source.type)
+    if kind is SourceType.PYTHON:
+        return SourceView(kind, part, call=literal(source.function), kwargs=_kwargs(source.kwargs))
+    if kind is SourceType.NPZ:
+        return SourceView(kind, part, path=literal(source.path), x=literal(source.x), y=literal(source.y))
+    if kind is SourceType.TFRECORD:
         features = {name: (tuple(f.shape), f.dtype) for name, f in source.features.items()}
         return SourceView(
-            "tfrecord", path=literal(source.files), features=literal(features), compression=literal(source.compression)
+            kind, part, path=literal(source.files), features=literal(features), compression=literal(source.compression)
         )
-    if source.type == "keras":
-        return SourceView("keras", dataset=literal(source.dataset), split=literal(source.split))
-    return SourceView("synthetic", examples=source.examples)
+    if kind is SourceType.KERAS:
+        return SourceView(kind, part, dataset=literal(source.dataset), split=literal(source.split))
+    return SourceView(kind, part)  # synthetic: drawn from SYNTHETIC_*_EXAMPLES
 
 
-def _kwargs(kwargs: dict[str, Any]) -> str:
-    """Keyword arguments as `name=value` when every key is an identifier, else `**{...}`."""
+def _kwargs(kwargs: dict[str, Any]) -> Keywords | None:
+    """Keyword arguments as `name=value` when every key is an identifier, else `**{...}`;
+    None: no arguments."""
+    if not kwargs:
+        return None
     if all(isinstance(k, str) and k.isidentifier() and not keyword.iskeyword(k) for k in kwargs):
-        return ", ".join(f"{k}={literal(v)}" for k, v in kwargs.items())
-    return f"**{literal(kwargs)}"
+        return Keywords(named={k: literal(v) for k, v in kwargs.items()})
+    return Keywords(unpacked=literal(kwargs))
 
 
 def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
@@ -551,8 +708,8 @@ def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
     bucket = train.bucket_by_sequence_length
     sources = [train.source] + ([validation.source] if validation else [])
     return DataView(
-        train=_source(train.source),
-        validation=_source(validation.source) if validation else None,
+        train=_source(train.source, Part.TRAIN),
+        validation=_source(validation.source, Part.VALIDATION) if validation else None,
         split=spec.data.validation_split,
         stratify=spec.data.stratify,
         has_validation=has_validation(spec),
@@ -563,7 +720,7 @@ def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
         cache_train=_cache(train.cache),
         cache_validation=_cache(validation.cache) if validation else None,
         batching=batching,
-        padded_batch=_padded(spec, train.padded_batch) or "",
+        padded_batch=_padded(spec, train.padded_batch),
         validation_padded=_validation_padded(spec, variable),
         bucketing={
             "input": literal(bucket.input or next(iter(spec.model.inputs))),
@@ -576,7 +733,7 @@ def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
         augment=[keras_call(layer, "layers") for layer in train.augment],
         augment_optional=bool(adapted and train.augment),
         layer_input=next(iter(spec.model.inputs)),
-        placement=Placement(resolve_in_memory(spec)),
+        placement=resolve_in_memory(spec),
         shard_policy=shard_policy,
         shard_reason=shard_reason,
         synthetic_train=train.source.examples if train.source.type == "synthetic" else 16 * train.batch_size,
@@ -584,7 +741,7 @@ def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
         if validation and validation.source.type == "synthetic"
         else 4 * validation_batch,
         validation_steps=spec.train.validation_steps,
-        imports=frozenset(m for s in sources for m in SOURCE_IMPORTS.get(s.type, ())),
+        imports=frozenset(m for s in sources for m in SOURCE_IMPORTS.get(SourceType(s.type), ())),
     )
 
 
@@ -623,8 +780,8 @@ def _step(spec: Spec, outputs: list[OutputView]) -> StepView:
     clip = spec.train.gradient_clipping
     clipping = None
     if clip is not None:
-        kind = next(k for k in ("global_norm", "norm", "value") if getattr(clip, k) is not None)
-        clipping = (kind, getattr(clip, kind))
+        kind = next(k for k in ClipKind if getattr(clip, k.value) is not None)
+        clipping = Clipping(kind, getattr(clip, kind.value))
     weights = {o.name: spec.losses[o.name].weight for o in outputs}
     if spec.loss_weighting.type != "static":
         weighting = Weighting(spec.loss_weighting.type)
@@ -632,10 +789,9 @@ def _step(spec: Spec, outputs: list[OutputView]) -> StepView:
         weighting = Weighting.UNIT
     else:
         weighting = Weighting.STATIC
-    jit = resolve_jit(spec)
     train = spec.data.train
     return StepView(
-        jit=Jit(jit) if isinstance(jit, str) else (Jit.ON if jit else Jit.OFF),
+        jit=resolve_jit(spec),
         accumulation=spec.train.gradient_accumulation_steps,
         variable_batches=not train.drop_remainder or train.bucket_by_sequence_length is not None,
         allow_unused=spec.train.allow_unused_variables,
@@ -643,6 +799,7 @@ def _step(spec: Spec, outputs: list[OutputView]) -> StepView:
         check_numerics=spec.debug.check_numerics,
         clipping=clipping,
         weighting=weighting,
+        loss_total=_loss_total(weighting),
         weights=None if weighting is Weighting.UNIT else literal(weights),
         ema_decay=spec.loss_weighting.decay,
         steps_per_execution=None if spec.train.steps_per_execution == "auto" else spec.train.steps_per_execution,
@@ -650,23 +807,34 @@ def _step(spec: Spec, outputs: list[OutputView]) -> StepView:
     )
 
 
+def _loss_total(weighting: Weighting) -> LossTotal:
+    if weighting.adaptive:
+        return LossTotal.LEARNED
+    return LossTotal.WEIGHTED if weighting is Weighting.STATIC else LossTotal.SUM
+
+
 def _trackers(spec: Spec) -> TrackersView:
     stopping = spec.train.early_stopping
     early = None
     if stopping is not None:
         defaults = {"patience": None, "mode": "auto", "min_delta": 0.0, "baseline": None, "start_from_epoch": 0}
-        early = {"monitor": literal(stopping.monitor)}
-        early.update({k: literal(getattr(stopping, k)) for k, d in defaults.items() if getattr(stopping, k) != d})
+        changed = {k: literal(getattr(stopping, k)) for k, d in defaults.items() if getattr(stopping, k) != d}
+        early = TrackerArgs(literal(stopping.monitor), changed)
     plateau = spec.train.reduce_on_plateau
     keep = spec.checkpoint.keep_best
     return TrackersView(
         early_stopping=early,
         restore_best=bool(stopping and stopping.restore_best_weights),
-        plateau={k: literal(v) for k, v in plateau.model_dump().items()} if plateau else None,
-        keep_best=({"monitor": literal(keep.monitor)} | ({"mode": literal(keep.mode)} if keep.mode != "auto" else {}))
+        plateau=_plateau_args(plateau) if plateau else None,
+        keep_best=TrackerArgs(literal(keep.monitor), {"mode": literal(keep.mode)} if keep.mode != "auto" else {})
         if keep
         else None,
     )
+
+
+def _plateau_args(plateau) -> TrackerArgs:
+    options = {k: literal(v) for k, v in plateau.model_dump().items() if k != "monitor"}
+    return TrackerArgs(literal(plateau.monitor), options)
 
 
 def user_functions(spec: Spec) -> list[tuple[tuple[str, ...], str]]:
@@ -709,36 +877,36 @@ def _shard_policy(spec: Spec) -> tuple[str | None, str]:
     return policy.upper(), "as the spec sets `data.shard_policy`"
 
 
-def _padded(spec: Spec, padded) -> str | None:
-    """Keyword arguments of padded_batch, each followed by ", "; None: no padding options."""
+def _padded(spec: Spec, padded) -> Padding | None:
+    """The options of padded_batch (features, targets); None: no padding."""
     if padded is None:
         return None
-    parts = []
     groups = [spec.model.inputs, spec.targets]
+    shapes = values = None
     if padded.padded_shapes:
-        shapes = [{n: tuple(padded.padded_shapes.get(n, item.shape)) for n, item in g.items()} for g in groups]
-        parts.append(f"padded_shapes=({literal(shapes[0])}, {literal(shapes[1])})")
+        per_group = [{n: tuple(padded.padded_shapes.get(n, item.shape)) for n, item in g.items()} for g in groups]
+        shapes = literal(tuple(per_group))
     if padded.padding_values:
-        values = [
+        per_group = [
             {
                 n: (float if item.dtype.startswith(("float", "bfloat")) else int)(padded.padding_values.get(n, 0))
                 for n, item in g.items()
             }
             for g in groups
         ]
-        parts.append(f"padding_values=({literal(values[0])}, {literal(values[1])})")
-    return "".join(f"{part}, " for part in parts)
+        values = literal(tuple(per_group))
+    return Padding(shapes=shapes, values=values)
 
 
-def _validation_padded(spec: Spec, variable: bool) -> str | None:
-    """padded_batch arguments for validation batches ("" for defaults); None: plain batches."""
+def _validation_padded(spec: Spec, variable: bool) -> Padding | None:
+    """padded_batch options for validation batches; None: plain batches."""
     validation = spec.data.validation
     if validation is not None and validation.padded_batch is not None:
         return _padded(spec, validation.padded_batch)
-    return "" if variable else None
+    return Padding() if variable else None
 
 
-def _cache(cache: bool | str) -> str | None:
+def _cache(cache: bool | str) -> Cache | None:
     if cache is False:
         return None
-    return literal("" if cache is True else cache)
+    return Cache(file=literal(cache) if isinstance(cache, str) and cache else None)

@@ -40,7 +40,17 @@ def environment() -> jinja2.Environment:
     env.filters["py"] = literal
     # Templates test the view's enums by member (`x is sameas Jit.GPU`), never by their strings.
     env.globals.update({kind.__name__: kind for kind in plan.TEMPLATE_ENUMS})
+    env.tests["sameas"] = same_member
     return env
+
+
+def same_member(value: object, other: object) -> bool:
+    """Jinja's `sameas`, except that an undefined side (a misspelt member or view field) fails
+    the render instead of testing False: `is` never touches StrictUndefined's guards."""
+    for side in (value, other):
+        if isinstance(side, jinja2.Undefined):
+            side._fail_with_undefined_error()
+    return value is other
 
 
 def render(spec: Spec, *, spec_path: str, sha256: str, spec_dir: str) -> str:

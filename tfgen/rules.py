@@ -5,6 +5,8 @@ Kept apart from `plan` so that cross-field validation never imports the planner.
 
 from __future__ import annotations
 
+from enum import Enum
+
 from .spec import Spec
 from .spec.data import IN_MEMORY_SOURCES
 from .spec.model import Residual
@@ -24,9 +26,27 @@ JIT_STRATEGIES = ("default", "one_device")
 NO_XLA_LAYERS = ("IntegerLookup", "StringLookup", "TextVectorization")
 
 
-def resolve_jit(spec: Spec) -> bool | str:
-    """True, False, "gpu": compile where a GPU is visible, or "long": in runs long enough to repay
-    the compile (both decided when the script runs).
+class Jit(Enum):
+    """Whether the per-replica step is XLA-compiled."""
+
+    OFF = "off"
+    ON = "on"
+    GPU = "gpu"  # where a GPU is visible (decided when the script runs)
+    LONG = "long"  # in runs of at least rt.COMPILE_FROM_STEPS steps (decided when the script runs)
+
+
+class Placement(Enum):
+    """Where the training examples live while training (the values are the names the support
+    module's `StandardTrainer.use_data` takes)."""
+
+    MEMORY = "memory"  # arrays sliced inside the compiled loop
+    STREAM = "stream"  # a tf.data pipeline through a distributed iterator
+    AUTO = "auto"  # decided at run time by the arrays' size
+
+
+def resolve_jit(spec: Spec) -> Jit:
+    """ON, OFF, GPU: compile where a GPU is visible, or LONG: in runs long enough to repay the
+    compile (both decided when the script runs).
 
     Measured here (docs/benchmarks.md): XLA makes the MLP step ~1.5x faster on CPU but the float32
     CNN step ~30% slower, oneDNN's convolutions beating XLA's; so `auto` compiles float32
@@ -37,18 +57,18 @@ def resolve_jit(spec: Spec) -> bool | str:
     1,000 steps (digits: 660) is faster without it.
     """
     if spec.train.jit_compile != "auto":
-        return spec.train.jit_compile
+        return Jit.ON if spec.train.jit_compile else Jit.OFF
     if spec.strategy.type not in JIT_STRATEGIES or spec.debug.check_numerics:
-        return False
+        return Jit.OFF
     if xla_lookups(spec):
-        return False
+        return Jit.OFF
     train = spec.data.train
     if train.bucket_by_sequence_length or (train.padded_batch and not train.padded_batch.padded_shapes):
-        return False  # batch shapes vary: XLA would compile the step again for each one
+        return Jit.OFF  # batch shapes vary: XLA would compile the step again for each one
     convolutional = spec.model.builder is not None or any("Conv" in name for name in layer_types(spec))
     if convolutional and spec.precision != "mixed_float16":
-        return "gpu"
-    return True if convolutional else "long"
+        return Jit.GPU
+    return Jit.ON if convolutional else Jit.LONG
 
 
 def model_layers(spec: Spec) -> list:
@@ -87,9 +107,9 @@ def in_memory_blocker(spec: Spec) -> str | None:
     return None
 
 
-def resolve_in_memory(spec: Spec) -> str:
-    """"memory", "stream", or "auto" (decided at run time by the size of the arrays)."""
+def resolve_in_memory(spec: Spec) -> Placement:
+    """MEMORY, STREAM, or AUTO (decided at run time by the size of the arrays)."""
     setting = spec.data.train.in_memory
     if setting is False or (setting == "auto" and in_memory_blocker(spec)):
-        return "stream"
-    return "memory" if setting is True else "auto"
+        return Placement.STREAM
+    return Placement.MEMORY if setting is True else Placement.AUTO
