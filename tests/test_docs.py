@@ -39,12 +39,10 @@ def reachable_models() -> dict[type, set[str]]:
         for kind in flatten(annotation):
             if not (isinstance(kind, type) and issubclass(kind, BaseModel)) or kind in found:
                 continue
-            if issubclass(kind, KerasObject):
-                found[kind] = set(kind.reserved)
-                continue
-            found[kind] = set(kind.model_fields)
-            for field in kind.model_fields.values():
-                visit(field.annotation)
+            own = kind.reserved if issubclass(kind, KerasObject) else tuple(kind.model_fields)
+            found[kind] = set(own)
+            for name in own:
+                visit(kind.model_fields[name].annotation)
 
     visit(Spec)
     return found

@@ -128,10 +128,8 @@ class Walker:
 
     def definition_rows(self, where: str, model: dict[str, Any], group: str) -> Iterator[Row]:
         if is_keras_object(model):
-            keys = keras_object_keys(model)
-            for key, node in keys.items():
-                yield Row(f"{where}.{key}", type_text(node, self), default_text(node, False), example_text(node),
-                          node.get("description", ""), group)
+            for key, node in keras_object_keys(model).items():
+                yield from self.field_rows(f"{where}.{key}", node, False, group)
             return
         yield from self.object_rows(model, where + ".", group)
 
@@ -140,6 +138,8 @@ class Walker:
         found = self.definition(node)
         if found:
             yield path, found[0], found[1]
+        if node.get("type") == "object" and "properties" in node:
+            yield path, path, node  # an object written out in place (`adapt: {batches: N}`)
         for member in node.get("anyOf", []) + node.get("oneOf", []):
             yield from self.nested(path, member)
         if isinstance(node.get("items"), dict):

@@ -138,7 +138,19 @@ class LayerSpec(KerasObject):
         "adapt": {
             "anyOf": [
                 {"type": "boolean"},
-                {"type": "object", "properties": {"batches": {"type": "integer", "minimum": 1}}, "additionalProperties": False},
+                {
+                    "type": "object",
+                    "properties": {
+                        "batches": {
+                            "type": "integer",
+                            "minimum": 1,
+                            "default": ADAPT_BATCHES,
+                            "description": "training batches the statistics are computed on",
+                            "examples": [16],
+                        }
+                    },
+                    "additionalProperties": False,
+                },
             ],
             "description": "a tfgen key, not a Keras argument: `true` or `{batches: N}` (`true`: "
             f"{ADAPT_BATCHES}): before the first step, compute the layer's statistics (`Normalization`, "
