@@ -8,7 +8,7 @@ import typing
 from pathlib import Path
 
 from conftest import ROOT, run_tfgen
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from tfgen.docs import REFERENCE_PATH, spec_reference
 from tfgen.spec import Spec
@@ -42,10 +42,17 @@ def reachable_models() -> dict[type, set[str]]:
             own = kind.reserved if issubclass(kind, KerasObject) else tuple(kind.model_fields)
             found[kind] = set(own)
             for name in own:
-                visit(kind.model_fields[name].annotation)
+                visit(annotation_of(kind, name))
 
     visit(Spec)
     return found
+
+
+def annotation_of(model: type[BaseModel], name: str):
+    """A field's type with its constraints (`Field(gt=0)`), forward references resolved."""
+    hint = typing.get_type_hints(model, include_extras=True)[name]
+    metadata = model.model_fields[name].metadata
+    return typing.Annotated[(hint, *metadata)] if metadata else hint
 
 
 def flatten(annotation) -> list:
@@ -102,6 +109,31 @@ def test_every_field_has_a_type_a_default_an_example_and_a_description():
     assert len(rows) > 100
     for path, cells in rows:
         assert len(cells) == 4 and all(cells), f"`{path}` lacks a cell: {cells}"
+
+
+def test_every_example_is_a_value_its_field_accepts():
+    checked = 0
+    for model, names in reachable_models().items():
+        for name in sorted(names):
+            for example in examples_of(model, name):
+                accept(model, name, example)
+                checked += 1
+    assert checked > 100
+
+
+def examples_of(model: type[BaseModel], name: str) -> list:
+    """A field's examples: from its Field(), or from the schema of a key tfgen reads on a Keras object."""
+    if issubclass(model, KerasObject):
+        return model.reserved_schema[name].get("examples", [])
+    return model.model_fields[name].examples or []
+
+
+def accept(model: type[BaseModel], name: str, example) -> None:
+    """Validate an example as the spec's loader would (strict types)."""
+    if issubclass(model, KerasObject):
+        model.model_validate({"type": "Dense", name: example})
+        return
+    TypeAdapter(annotation_of(model, name)).validate_python(example, strict=True)
 
 
 def test_readme_is_a_front_page_under_25_kb():
