@@ -36,7 +36,6 @@ class Section:
 
     title: str
     roots: tuple[str, ...]
-    before: str = ""
     after: str = ""
 
 
@@ -119,7 +118,7 @@ class Walker:
         members = [self.definition(member) for member in node["oneOf"]]
         description = node.get("description", "")
         if all(name in self.homes for name, _ in members):
-            description += f" (its fields as `{self.homes[members[0][0]]}`)"
+            description += f" (fields of `{self.homes[members[0][0]]}`)"
             members = []
         yield Row(path, type_text(node, self), default_text(node, required), example_text(node), description)
         for name, model in members:
@@ -269,8 +268,6 @@ def section_text(section: Section, walker: Walker) -> str:
     intro = section_intro(section, walker)
     if intro:
         parts.append(intro)
-    if section.before:
-        parts.append(section.before.strip())
     parts.append(table([row for row in rows if not row.group]))
     for group in dict.fromkeys(row.group for row in rows if row.group):
         parts.append(group_text(group, [row for row in rows if row.group == group], walker))
