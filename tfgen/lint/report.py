@@ -1,4 +1,4 @@
-"""Output: text lines, JSON, SARIF 2.1.0, per-code statistics, and the README's rule table."""
+"""Output: text lines, JSON, SARIF 2.1.0, per-code statistics, and the rule table of docs/lint.md."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def _cell(text: str) -> str:
 
 
 def rule_table() -> str:
-    """The README's rule table, one row per registered rule (between TABLE_START and TABLE_END)."""
+    """The rule table of docs/lint.md, one row per registered rule (between TABLE_START and TABLE_END)."""
     rows = ["| Code | Name | Finds | Why it is wrong | Instead |", "|---|---|---|---|---|"]
     for rule in rules_in_order():
         cells = (rule.code, f"`{rule.name}`", rule.finds, rule.why, rule.instead)
@@ -79,15 +79,15 @@ def rule_table() -> str:
 
 
 def with_rule_table(readme: str) -> str:
-    """The README text with the table between the markers replaced by `rule_table()`."""
+    """The page text with the table between the markers replaced by `rule_table()`."""
     start, end = readme.find(TABLE_START), readme.find(TABLE_END)
     if start < 0 or end < start:
-        raise ValueError(f"the README has no {TABLE_START} ... {TABLE_END} region")
+        raise ValueError(f"the page has no {TABLE_START} ... {TABLE_END} region")
     return readme[:start + len(TABLE_START)] + "\n" + rule_table() + "\n" + readme[end:]
 
 
 def readme_table(readme: str) -> str:
-    """The table between the markers in the README text ('' when the markers are missing)."""
+    """The table between the markers in the page text ('' when the markers are missing)."""
     start, end = readme.find(TABLE_START), readme.find(TABLE_END)
     if start < 0 or end < start:
         return ""

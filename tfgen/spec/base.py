@@ -124,7 +124,9 @@ ADAPT_BATCHES = 64  # `adapt: true`: training batches an adapted layer's statist
 class Adapt(StrictModel):
     """`adapt: {batches: N}`: compute the layer's statistics on the first N training batches."""
 
-    batches: int = Field(ADAPT_BATCHES, ge=1, description="training batches the statistics are computed on")
+    batches: int = Field(
+        ADAPT_BATCHES, ge=1, description="training batches the statistics are computed on", examples=[16]
+    )
 
 
 class LayerSpec(KerasObject):
@@ -136,9 +138,26 @@ class LayerSpec(KerasObject):
         "adapt": {
             "anyOf": [
                 {"type": "boolean"},
-                {"type": "object", "properties": {"batches": {"type": "integer", "minimum": 1}}, "additionalProperties": False},
+                {
+                    "type": "object",
+                    "properties": {
+                        "batches": {
+                            "type": "integer",
+                            "minimum": 1,
+                            "default": ADAPT_BATCHES,
+                            "description": "training batches the statistics are computed on",
+                            "examples": [16],
+                        }
+                    },
+                    "additionalProperties": False,
+                },
             ],
-            "description": f"fit the layer's statistics on the first training batches (true: {ADAPT_BATCHES})",
+            "description": "a tfgen key, not a Keras argument: `true` or `{batches: N}` (`true`: "
+            f"{ADAPT_BATCHES}): before the first step, compute the layer's statistics (`Normalization`, "
+            "`Discretization`, `IntegerLookup`) on the first N training batches; on a layer of `model.layers` or "
+            "`model.outputs` only",
+            "default": False,
+            "examples": [True],
         }
     }
 
