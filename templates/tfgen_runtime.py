@@ -253,11 +253,7 @@ def named_examples(data, inputs, targets):
                 tf.debugging.Assert(tf.reduce_all(within), [message, y[key]])
         return x, y
 
-    named = data.map(name)
-    for part, fields, what in zip(named.element_spec, (inputs, targets), WHAT):
-        for key, field in fields.items():
-            element_shape(part.get(key), field, f"{what}s.{key}")
-    return named
+    return data.map(name)
 
 
 WHAT = ("input", "target")
@@ -276,10 +272,12 @@ def require_pair(data, gives="returned", one="array"):
     raise UserError(f"{gives} {found}, not an `(inputs, targets)` pair")
 
 
-def element_shape(spec, field, name):
+def element_shape(spec, field, name, reference):
     """UserError unless a dataset's elements of `name` are examples of the field's shape."""
     if spec is None:
-        raise UserError(f"the dataset has no {name.replace('s.', ' `', 1)}`")
+        raise UserError(
+            f"{reference}: its dataset has no {name.replace('s.', ' `', 1)}`"
+        )
     shape = tuple(spec.shape)
     if len(shape) == len(field.shape) + 1:
         hint = ": it gives batches (pass batch_size=None to the loader; tfgen batches)"
@@ -383,6 +381,9 @@ def from_function(reference, inputs, targets, spec_dir=None, /, **kwargs):
     except UserError as error:
         raise UserError(f"{reference}: {error}") from None
     if isinstance(data, tf.data.Dataset):
+        for part, fields, what in zip(data.element_spec, (inputs, targets), WHAT):
+            for key, field in fields.items():
+                element_shape(part.get(key), field, f"{what}s.{key}", reference)
         same_twice(data, reference)
     return data
 
