@@ -60,6 +60,11 @@ def load_npz(path, x, y):
             f"data file {path} not found (relative paths start at {Path.cwd()}); "
             "pass --synthetic to train on random data instead"
         )
+    with open(path, "rb") as file:
+        if file.read(4) != b"PK\x03\x04":  # an .npz is a zip archive of .npy files
+            raise rt.UserError(
+                f"{path}: not an .npz file (an .npz is a zip of .npy arrays)"
+            )
     try:
         with np.load(path, allow_pickle=False) as arrays:
             keys = [x] if isinstance(x, str) else list(x.values())

@@ -139,9 +139,16 @@ class RunDirectory:
     def data(self, data):
         """`(train, validation)` as this run uses it: the first --max-examples of each."""
         n = self.args.max_examples
-        if n is None:
-            return data
-        return tuple(None if part is None else first_rows(part, n) for part in data)
+        if n is not None:
+            data = tuple(None if part is None else first_rows(part, n) for part in data)
+        validation = data[1]
+        if isinstance(validation, tuple) and not len(
+            next(iter(validation[1].values()))
+        ):
+            raise UserError("the validation data is empty: give it examples")
+        if isinstance(validation, tf.data.Dataset) and validation.cardinality() == 0:
+            raise UserError("the validation data is empty: give it examples")
+        return data
 
     def resume(self, trainer, argv, fresh=False):
         """Restore the run (or refuse one of another spec or model); its history rows."""
@@ -220,6 +227,8 @@ def lossless_cast(array, field, name):
             row, change = np.argwhere(bad)[0], f"{bad.sum()} values change when cast"
             value = f"e.g. {array[tuple(row)]} at row {row[0]}"
             raise UserError(f"{name}: {change} to {field.dtype}, {value}")
+    if cast.dtype.kind == "f":
+        require_finite(cast, name)
     if field.classes and np.dtype(field.dtype).kind in "iu" and field.shape == ():
         outside = (cast < 0) | (cast >= field.classes)
         if outside.any():
@@ -227,6 +236,16 @@ def lossless_cast(array, field, name):
             value = f"e.g. {cast[row]} at row {row}"
             raise UserError(f"{name}: {labels} [0, {field.classes}), {value}")
     return cast
+
+
+def require_finite(array, name):
+    """UserError naming the first row with a NaN or an infinity (it would train or score
+    silently wrong: a NaN feature gives a finite, wrong validation loss)."""
+    bad = ~np.isfinite(array)
+    if bad.any():
+        row = np.argwhere(bad)[0]
+        value = f"e.g. {array[tuple(row)]} at row {row[0]}"
+        raise UserError(f"{name}: {bad.sum()} non-finite values (NaN or inf), {value}")
 
 
 def named_examples(data, inputs, targets):
@@ -245,7 +264,12 @@ def named_examples(data, inputs, targets):
     def name(x, y):
         x = x if x_named else {next(iter(inputs)): x}
         y = y if y_named else {next(iter(targets)): y}
-        # Labels are checked in the graph, as they stream.
+        # Labels and float features are checked in the graph, as they stream.
+        for key, value in x.items():
+            if value.dtype.is_floating:
+                message = f"inputs.{key}: non-finite values (NaN or inf)"
+                finite = tf.reduce_all(tf.math.is_finite(value))
+                tf.debugging.Assert(finite, [message])
         for key, field in targets.items():
             if field.classes and field.shape == () and y[key].dtype.is_integer:
                 within = (y[key] >= 0) & (y[key] < field.classes)
@@ -388,6 +412,70 @@ def from_function(reference, inputs, targets, spec_dir=None, /, **kwargs):
     return data
 
 
+def checked_tfrecords(files, compression, parse):
+    """Read and parse every record once before training, so that a corrupt, truncated or
+    mis-described file is one line naming it and the record (not a traceback, nor, when
+    truncated, half the data without a word); print how many examples there are."""
+    total = 0
+    for path in files:
+        total += tfrecord_count(path, compression, parse)
+    print(f"{total} examples in {len(files)} TFRecord file(s)")
+    return total
+
+
+def tfrecord_count(path, compression, parse):
+    """The records of one file, each parsed; UserError naming the first bad one."""
+    count = 0
+    size = 0
+    try:
+        for batch in tf.data.TFRecordDataset(path, compression).batch(256):
+            first_bad_record(batch, parse, count)
+            count += int(tf.size(batch))
+            size += int(tf.reduce_sum(tf.strings.length(batch)))
+    except tf.errors.OpError as error:
+        raise UserError(f"{path}: {tfrecord_problem(error)}") from None
+    except UserError as error:
+        raise UserError(f"{path}: {error}") from None
+    # Each record is framed by 16 bytes: a length, its CRC and the data's CRC.
+    whole = size + 16 * count
+    if not compression and whole != tf.io.gfile.stat(path).length:
+        cut = (
+            f"{count} whole records, then {tf.io.gfile.stat(path).length - whole} bytes"
+        )
+        raise UserError(f"{path}: truncated or damaged: {cut} of a partial record")
+    return count
+
+
+def first_bad_record(batch, parse, first):
+    """Parse a batch of records; UserError naming the first that does not parse."""
+    try:
+        parse(batch)
+    except tf.errors.InvalidArgumentError:
+        for index in range(int(tf.size(batch))):
+            try:
+                parse(batch[index : index + 1])
+            except tf.errors.InvalidArgumentError as error:
+                problem = tfrecord_problem(error)
+                raise UserError(f"record {first + index}: {problem}") from None
+        raise
+
+
+def tfrecord_problem(error):
+    """TensorFlow's reason a record could not be read or parsed, in a few words."""
+    text = error.message
+    missing = re.search(r"Feature: (\S+) \(data type: (\w+)\) is required", text)
+    if missing:
+        return f"no feature `{missing[1]}` ({missing[2]}) in it"
+    wrong = re.search(r"Key: (\S+), Index: \d+\.\s+(.+?)(?:\s*\[\[|\n|$)", text)
+    if wrong:
+        return f"feature `{wrong[1]}`: {wrong[2].strip()}"
+    corrupted = re.search(r"corrupted record at (\d+)", text)
+    if corrupted:
+        why = "not a TFRecord file, a damaged one, or another compression"
+        return f"corrupted record at byte {corrupted[1]} ({why})"
+    return text.strip().splitlines()[-1]
+
+
 def synthetic_arrays(n, inputs, targets, seed):
     """`n` random examples of the declared shapes, for runs without data files."""
     rng, fields = np.random.default_rng(seed), (inputs, targets)
@@ -422,6 +510,9 @@ def split_arrays(data, fraction, seed, stratify=False):
     classes = np.unique(labels) if stratify else []
     for rows in [order[labels[order] == c] for c in classes] or [order]:
         held[rows[: round(len(rows) * fraction)]] = True
+    if not held.any():
+        kept = f"{fraction} of {len(order)} examples"
+        raise UserError(f"`validation_split` {kept} holds out none: raise it")
     parts = order[~held[order]], order[held[order]]
     return [tuple({k: a[rows] for k, a in d.items()} for d in data) for rows in parts]
 
@@ -947,7 +1038,8 @@ def run(main):
         lines = str(error).splitlines() or [type(error).__name__]
         # A label check in the graph (streamed data) names the target in its message;
         # any other graph error is not the user's: its traceback is shown.
-        labels = [line for line in lines if "labels outside" in line]
+        checks = ("labels outside", "non-finite values")
+        labels = [line for line in lines if any(check in line for check in checks)]
         ours = labels or not isinstance(error, tf.errors.OpError)
         if debug or not ours:
             raise

@@ -314,15 +314,20 @@ def _precision(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 
 
 def _early_stopping(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    stopping = spec.train.early_stopping
-    if stopping is None:
-        return
-    loc = ("train", "early_stopping", "monitor")
+    """Every tracker's `monitor` names a value the history logs (else it silently tracks nothing)."""
+    keep_best = spec.checkpoint.keep_best
+    monitors = [
+        (("train", "early_stopping", "monitor"), spec.train.early_stopping),
+        (("checkpoint", "keep_best", "monitor"), keep_best),
+    ]
     keys = history_keys(spec)
-    if stopping.monitor.startswith("val_") and not has_validation(spec):
-        yield doc.issue(loc, f"`{stopping.monitor}` needs validation data: add `data.validation` or `data.validation_split`")
-    elif stopping.monitor not in keys:
-        yield doc.issue(loc, f"`{stopping.monitor}` is not logged by this run{catalog.did_you_mean(stopping.monitor, keys)} (logged: {', '.join(keys)})")
+    for loc, tracker in monitors:
+        if tracker is None:
+            continue
+        if tracker.monitor.startswith("val_") and not has_validation(spec):
+            yield doc.issue(loc, f"`{tracker.monitor}` needs validation data: add `data.validation` or `data.validation_split`")
+        elif tracker.monitor not in keys:
+            yield doc.issue(loc, f"`{tracker.monitor}` is not logged by this run{catalog.did_you_mean(tracker.monitor, keys)} (logged: {', '.join(keys)})")
 
 
 def _literal_arguments(spec: Spec, section: str) -> Iterator[tuple[Loc, dict[str, Any]]]:
@@ -376,7 +381,7 @@ CHECKS = (
     (_data, {"data", "model", "targets"}),
     (_loaders, {"data"}),
     (_losses, {"losses", "targets"}),
-    (_early_stopping, {"train", "data", "model", "targets", "metrics"}),
+    (_early_stopping, {"train", "checkpoint", "data", "model", "targets", "metrics"}),
     (_history, {"model", "targets", "metrics", "loss_weighting"}),
     *((_finite(section), {section}) for section in ("model", "data", "losses", "metrics", "optimizer")),
 )

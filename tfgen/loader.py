@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -293,6 +294,9 @@ def load_value(text: str, label: str, column: int, loc: Loc = ()) -> Any:
 
 def load_file(path: Path, display: str) -> Located:
     try:
+        if stat.S_ISFIFO(path.stat().st_mode) or stat.S_ISSOCK(path.stat().st_mode):
+            # Opening a FIFO would wait for a writer forever.
+            raise SpecError([SpecIssue(display, 1, 1, "", "cannot read the spec: it is a FIFO or a socket, not a file")])
         with path.open("rb") as handle:
             raw = handle.read(MAX_BYTES + 1)  # never the whole stream: `extends: /dev/zero`
     except FileNotFoundError:
