@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import re
 import tempfile
@@ -121,9 +122,15 @@ def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[
             targets.append(target)
     issues.raise_any()
     # One support module beside the scripts, shared by all of them.
+    return [*targets, Target(None, out_dir / RUNTIME_FILE, _checked_runtime(), "")]
+
+
+@functools.cache
+def _checked_runtime() -> str:
+    """The support module's text, self-checked once per process (it does not depend on the spec)."""
     runtime = render_runtime()
     require_clean(runtime, RUNTIME_FILE, "tfgen's support module")
-    return [*targets, Target(None, out_dir / RUNTIME_FILE, runtime, "")]
+    return runtime
 
 
 def _script_target(spec_path: Path, loaded: Loaded, output: Path) -> Target:
