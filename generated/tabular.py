@@ -184,8 +184,8 @@ def adapt(trainer, batches):
     for name, steps in ADAPT_BATCHES.items():
         layer = model.get_layer(name)
         if trainer.restored is None:
-            before = keras.Model(model.input, layer.input)  # the layers before it
             with trainer.strategy.scope():  # assigns every replica's copy
+                before = keras.Model(model.input, layer.input)  # the layers before it
                 inputs = [before(x, training=False) for x, _ in batches.take(steps)]
                 layer.adapt(inputs)
             print(f"Adapted {name} on {len(inputs)} training batches")

@@ -147,6 +147,22 @@ CASES = [
                 model = build_model()
                 metric = keras.metrics.Mean()
         """),
+    ("TFG007", """
+        def inspect(strategy, model):
+            part = keras.Model(model.input, model.layers[0].output)
+            return part
+        def main():
+            strategy = tf.distribute.MirroredStrategy()
+            part = inspect(strategy, build_model())
+        """, (8, 12), """
+        def inspect(strategy, model):
+            with strategy.scope():
+                part = keras.Model(model.input, model.layers[0].output)
+            return part
+        def main():
+            strategy = tf.distribute.MirroredStrategy()
+            part = inspect(strategy, build_model())
+        """),
     ("TFG008", """
         def step(x, y):
             with tf.GradientTape() as tape:

@@ -18,7 +18,7 @@ from conftest import ROOT
 from spec_strategies import BUILDER_MODULE, BUILDER_SOURCE, specs, trainable
 from tfgen.build import plan_targets, write_files
 from tfgen.errors import SpecError
-from tfgen.lint import lint_source
+from tfgen.lint import lint_paths, lint_source
 
 DRAWS = int(os.environ.get("TFGEN_SPEC_DRAWS", "200"))
 # Draws the validator may refuse (the strategy means to draw valid specs only): at most this share.
@@ -130,6 +130,8 @@ def test_every_regression_spec_builds_clean_under_black_and_ruff(tmp_path):
             target.output.write_text(target.text)
         scripts[f"{spec_path.stem}.py"] = yaml.safe_load(spec_path.read_text())
     check_with_tools(tmp_path, scripts)
+    findings, errors, files = lint_paths([str(tmp_path)])
+    assert (findings, errors, files) == ([], [], len(REGRESSION_SPECS) + 1)
 
 
 # --- slow: a sample trains two steps and resumes, as users run it --------------------------------

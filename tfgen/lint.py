@@ -578,7 +578,7 @@ def _creation(ctx: FileContext, call) -> str | None:
                 return "a model"
         for function in ctx.defs.get(call.func.id, []):
             for inner in _walk_local(function):
-                if isinstance(inner, ast.Call) and inner is not call:
+                if isinstance(inner, ast.Call) and inner is not call and not _in_scope_block(ctx, inner):
                     made = _creation_direct(ctx, inner)
                     if made:
                         return made
