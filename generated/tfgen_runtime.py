@@ -297,6 +297,15 @@ def regularization_loss(model):
     return tf.add_n(model.losses) if model.losses else tf.constant(0.0)
 
 
+def require_weights(model):
+    """The model, unless it has nothing to train (only layers such as Dropout or Activation)."""
+    if not model.trainable_variables:
+        raise UserError(
+            f"the model `{model.name}` has no trainable weights: add a layer that has some, such as Dense"
+        )
+    return model
+
+
 def require_gradients(gradients, variables):
     """Raise (once, at trace time) if the loss does not reach some trainable variable."""
     unused = [var.path for g, var in zip(gradients, variables) if g is None]

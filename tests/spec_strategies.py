@@ -163,6 +163,8 @@ def layer_model(draw) -> dict:
         losses[output] = drawn["loss"]
         if drawn["metrics"]:
             metrics[output] = drawn["metrics"]
+    if not trunk and not any(outputs.values()):  # a model with no layers is refused: nothing to train
+        trunk = [{"type": "Dense", "units": width}]
     model = {"inputs": inputs, "layers": trunk, "outputs": outputs} if trunk or draw(st.booleans()) else {"inputs": inputs, "outputs": outputs}
     return {"model": model, "targets": targets, "losses": losses, "metrics": metrics, "family": family}
 
