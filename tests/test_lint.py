@@ -215,6 +215,15 @@ CASES = [
         with strategy.scope():
             optimizer = keras.optimizers.SGD(0.1)
         """),
+    ("TFG010", """
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            optimizer = keras.optimizers.SGD(0.1, clipnorm=1.0)
+        """, (5, 43), """
+        strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+        with strategy.scope():
+            optimizer = keras.optimizers.SGD(0.1, clipnorm=1.0)
+        """),
     ("TFG011", """
         keras.mixed_precision.set_global_policy("mixed_float16")
         optimizer = keras.optimizers.Adam()

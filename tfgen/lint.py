@@ -772,8 +772,9 @@ def _added_unscaled(ctx, local, name, after_line):
 
 
 def rule_optimizer_clipping(ctx: FileContext):
-    """TFG010: clipnorm/clipvalue on an optimizer in a file that builds a tf.distribute strategy."""
-    if not any(_is_strategy_ctor(ctx, c) for c in ctx.calls):
+    """TFG010: clipnorm/clipvalue on an optimizer in a file that builds a tf.distribute strategy
+    of several replicas (OneDeviceStrategy's one replica sees the whole gradient)."""
+    if not any(_is_strategy_ctor(ctx, c) and not ctx.func_name(c).endswith(".OneDeviceStrategy") for c in ctx.calls):
         return
     for call in ctx.calls:
         name = ctx.func_name(call) or ""
