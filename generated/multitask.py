@@ -185,6 +185,8 @@ def clip_across_replicas(gradients):
     across replicas again.
     """
     context = tf.distribute.get_replica_context()
+    # An Embedding's gradient is sparse (tf.IndexedSlices), which cannot be divided: densify it.
+    gradients = [tf.convert_to_tensor(g) for g in gradients]
     gradients = context.all_reduce("sum", gradients)
     gradients, _ = tf.clip_by_global_norm(gradients, CLIP_LIMIT)
     return [g / context.num_replicas_in_sync for g in gradients]
