@@ -110,7 +110,8 @@ def target(draw, width: int, *, free: bool) -> dict:
         units = draw(st.integers(1, 3)) if free else width
         spec = {"shape": [units], "dtype": "float32"}
         loss = {"type": draw(st.sampled_from(["MeanSquaredError", "MeanAbsoluteError", "Huber"]))}
-        metrics = draw(st.sampled_from([[], ["MeanAbsoluteError"], ["RootMeanSquaredError", "MeanSquaredError"]]))
+        metrics = draw(st.sampled_from([[], ["MeanAbsoluteError"], ["RootMeanSquaredError", "MeanSquaredError"],
+                                        [{"type": "MeanAbsoluteError", "name": "mae"}]]))
         final = [{"type": "Dense", "units": units}]
     else:  # a rank-2 target: the loss is averaged over both axes per example
         rows, columns = draw(st.integers(2, 3)), draw(st.integers(1, 2))
@@ -267,9 +268,8 @@ def data(draw, drawn: dict, batch_size: int) -> dict:
     blocked = (train["source"]["type"] == "tfrecord" or not train.get("drop_remainder", True)
                or train.get("cache", False) is not False or "padded_batch" in train
                or "bucket_by_sequence_length" in train)
-    if in_memory is not True or not blocked:
-        if in_memory != "auto":
-            train["in_memory"] = in_memory
+    if in_memory != "auto" and not (in_memory is True and blocked):
+        train["in_memory"] = in_memory
     spec: dict[str, Any] = {"train": train}
     validation = draw(st.sampled_from(["none", "split", "source"]))
     if validation == "split" and train["source"]["type"] != "tfrecord":
@@ -458,6 +458,8 @@ def specs(draw) -> dict:
         spec["debug"] = {"check_numerics": True}
     if draw(st.booleans()):
         spec["deterministic"] = draw(st.booleans())
+    if not draw(st.integers(0, 4)):
+        spec["output_dir"] = draw(st.sampled_from(["runs/drawn", "out/it's here", "/tmp/tfgen-drawn"]))
     return spec
 
 
