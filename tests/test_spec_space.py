@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, note, reject, settings
 from spec_strategies import BUILDER_MODULE, BUILDER_SOURCE, specs, trainable
 
 from tfgen.build import plan_targets, write_files
+from tfgen.cli import main
 from tfgen.errors import SpecError
 from tfgen.lint import lint_paths, lint_source
 
@@ -132,6 +133,19 @@ def test_every_regression_spec_builds_clean_under_black_and_ruff(tmp_path):
     check_with_tools(tmp_path, scripts)
     findings, errors, files = lint_paths([str(tmp_path)])
     assert (findings, errors, files) == ([], [], len(REGRESSION_SPECS) + 1)
+
+
+@pytest.mark.parametrize("stem", ["keras", "json", "numpy"])
+def test_a_spec_named_like_a_module_the_script_imports_is_refused(stem, tmp_path, capsys, monkeypatch):
+    """generated/keras.py would import itself for `import keras` (its folder is first on sys.path)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / f"{stem}.yaml").write_text((REGRESSION_SPECS[0]).read_text())
+    assert main(["build", f"{stem}.yaml", "--out", "generated"]) == 2
+    assert capsys.readouterr().err == (
+        f"{stem}.yaml:1:1: a spec named `{stem}.yaml` would generate {stem}.py, which would shadow the module "
+        f"`{stem}` (a script's folder comes first on sys.path, so `import {stem}` would import the script): rename the spec\n"
+    )
+    assert not (tmp_path / "generated").exists()
 
 
 # --- slow: a sample trains two steps and resumes, as users run it --------------------------------

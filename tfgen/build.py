@@ -6,6 +6,7 @@ import difflib
 import functools
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,9 @@ from .spec import Spec
 from .validate import validate
 
 T = TypeVar("T")
+# Modules a generated script imports besides the standard library's: Python puts the script's
+# folder first on sys.path, so a script of one of these names would import itself instead.
+TRAINING_MODULES = ("keras", "tensorflow", "numpy")
 HASH_LINE = re.compile(r"^# Spec sha256: ([0-9a-f]{64})$", re.MULTILINE)
 
 
@@ -107,6 +111,9 @@ def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[
         output = out_dir / f"{spec_path.stem}.py"
         if f"{spec_path.stem}.py" == RUNTIME_FILE:
             issues.found.append(SpecIssue(shown, 1, 1, "", f"a spec named `{spec_path.name}` would overwrite the support module {RUNTIME_FILE}: rename it"))
+            continue
+        if spec_path.stem in sys.stdlib_module_names or spec_path.stem in TRAINING_MODULES:
+            issues.found.append(SpecIssue(shown, 1, 1, "", f"a spec named `{spec_path.name}` would generate {spec_path.stem}.py, which would shadow the module `{spec_path.stem}` (a script's folder comes first on sys.path, so `import {spec_path.stem}` would import the script): rename the spec"))
             continue
         if output.resolve() in given:
             issues.found.append(SpecIssue(shown, 1, 1, "", f"the generated script {display_path(output)} would overwrite a spec given to this command: rename the spec or pick another --out"))
