@@ -306,9 +306,14 @@ def require_weights(model):
     return model
 
 
+def variable_path(variable):
+    """A Keras variable's path (`dense/kernel`), or a tf.Variable's name (loss weighting's)."""
+    return getattr(variable, "path", None) or variable.name
+
+
 def require_gradients(gradients, variables):
     """Raise (once, at trace time) if the loss does not reach some trainable variable."""
-    unused = [var.path for g, var in zip(gradients, variables) if g is None]
+    unused = [variable_path(var) for g, var in zip(gradients, variables) if g is None]
     if unused:
         allow = "train.allow_unused_variables: true allows it"
         raise ValueError(f"no gradient reaches {', '.join(unused)} ({allow})")
