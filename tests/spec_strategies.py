@@ -104,7 +104,7 @@ def target(draw, width: int, *, free: bool) -> dict:
     elif kind == "binary":
         spec = {"shape": [1], "dtype": "float32", "classes": 2}
         loss = {"type": "BinaryCrossentropy", "from_logits": True}
-        metrics = [{"type": "BinaryAccuracy", "threshold": 0.0}]
+        metrics = draw(st.sampled_from([[{"type": "BinaryAccuracy", "threshold": 0.0}], [{"type": "AUC", "from_logits": True}]]))
         final = [{"type": "Dense", "units": 1}]
     elif kind == "regression":
         units = draw(st.integers(1, 3)) if free else width
@@ -138,7 +138,7 @@ def layer_model(draw) -> dict:
         inputs = {name: {"shape": [width]}}
         opening = []
     elif family == "image":
-        inputs = {name: {"shape": [4, 4, 2], "dtype": "float32"}}
+        inputs = {name: {"shape": [4, 4, 2], "dtype": draw(st.sampled_from(["float32", "uint8"]))}}
         opening = [{"type": "Conv2D", "filters": width, "kernel_size": 3, "padding": "same", "activation": "relu"}]
         if draw(st.booleans()):
             conv = {"type": "Conv2D", "filters": width, "kernel_size": 1, "padding": "same"}
