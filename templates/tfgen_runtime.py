@@ -299,7 +299,9 @@ def regularization_loss(model):
 def require_weights(model):
     """The model, unless it has nothing to train (only layers such as Dropout or Activation)."""
     if not model.trainable_variables:
-        raise UserError(f"the model `{model.name}` has no trainable weights: add a layer that has some, such as Dense")
+        raise UserError(
+            f"the model `{model.name}` has no trainable weights: add a layer that has some, such as Dense"
+        )
     return model
 
 

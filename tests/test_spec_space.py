@@ -151,7 +151,7 @@ def test_a_spec_named_like_a_module_the_script_imports_is_refused(stem, tmp_path
 
 # --- slow: a sample trains two steps and resumes, as users run it --------------------------------
 
-SMOKE_SAMPLE = 8
+SMOKE_SAMPLE = 6
 
 
 def smoke(spec_paths: list[Path], cwd: Path) -> subprocess.CompletedProcess:
