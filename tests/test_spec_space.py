@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT
-from hypothesis import HealthCheck, given, note, reject, settings
+from hypothesis import given, note, reject, settings
 from spec_strategies import BUILDER_MODULE, BUILDER_SOURCE, specs, trainable
 
 from tfgen.build import plan_targets, write_files
@@ -87,9 +87,7 @@ def test_every_drawn_spec_builds_the_same_clean_script_twice(tmp_path_factory):
     scripts: dict[str, dict] = {}  # script name -> the drawn spec
     counts = {"drawn": 0, "rejected": 0}
 
-    @settings(max_examples=DRAWS, deadline=None, derandomize=True, database=None,
-              # building takes a tenth of a second; the drawn specs are large nested dicts
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(max_examples=DRAWS, deadline=None, derandomize=True, database=None)
     @given(spec=specs())
     def check(spec: dict) -> None:
         counts["drawn"] += 1
@@ -165,8 +163,7 @@ def sample_specs(count: int) -> list[dict]:
     found: list[dict] = []
     spread = 15  # one draw in `spread`: hypothesis's first draws are its simplest
 
-    @settings(max_examples=count * spread, deadline=None, derandomize=True, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+    @settings(max_examples=count * spread, deadline=None, derandomize=True, database=None)
     @given(spec=specs().filter(trainable))
     def collect(spec: dict) -> None:
         found.append(spec)
