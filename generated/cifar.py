@@ -224,7 +224,7 @@ class Trainer(rt.StandardTrainer):
         super().__init__(strategy, directory, train_pipeline, EXAMPLES_PER_UPDATE, SEED)
         # Everything that owns variables is created in the strategy's scope, so it is mirrored.
         with strategy.scope():
-            self.model = build_model()
+            self.model = rt.require_weights(build_model())
             self.optimizer = build_optimizer()
             self.variables = self.model.trainable_variables
             self.train_metrics = build_metrics()

@@ -178,6 +178,8 @@ def clip_across_replicas(gradients):
     across replicas again.
     """
     context = tf.distribute.get_replica_context()
+    # An Embedding's gradient is sparse (tf.IndexedSlices), which cannot be divided: densify it.
+    gradients = [tf.convert_to_tensor(g) for g in gradients]
     gradients = context.all_reduce("sum", gradients)
     gradients, _ = tf.clip_by_global_norm(gradients, CLIP_LIMIT)
     return [g / context.num_replicas_in_sync for g in gradients]
@@ -190,7 +192,7 @@ class Trainer(rt.StandardTrainer):
         super().__init__(strategy, directory, train_pipeline, EXAMPLES_PER_UPDATE, None)
         # Everything that owns variables is created in the strategy's scope, so it is mirrored.
         with strategy.scope():
-            self.model = build_model()
+            self.model = rt.require_weights(build_model())
             self.optimizer = build_optimizer()
             self.weighting = LossWeighting()
             self.variables = [

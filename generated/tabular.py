@@ -134,7 +134,7 @@ class Trainer(rt.StandardTrainer):
         super().__init__(strategy, directory, train_pipeline, EXAMPLES_PER_UPDATE, SEED)
         # Everything that owns variables is created in the strategy's scope, so it is mirrored.
         with strategy.scope():
-            self.model = build_model()
+            self.model = rt.require_weights(build_model())
             self.optimizer = build_optimizer()
             self.variables = self.model.trainable_variables
             self.train_metrics = build_metrics()
@@ -184,8 +184,8 @@ def adapt(trainer, batches):
     for name, steps in ADAPT_BATCHES.items():
         layer = model.get_layer(name)
         if trainer.restored is None:
-            before = keras.Model(model.input, layer.input)  # the layers before it
             with trainer.strategy.scope():  # assigns every replica's copy
+                before = keras.Model(model.input, layer.input)  # the layers before it
                 inputs = [before(x, training=False) for x, _ in batches.take(steps)]
                 layer.adapt(inputs)
             print(f"Adapted {name} on {len(inputs)} training batches")

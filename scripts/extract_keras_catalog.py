@@ -354,6 +354,7 @@ def extract() -> dict:
             if kind == "metrics":
                 if default_name is None:
                     try:
+                        keras.backend.clear_session()  # the probes above took `auc`, `auc_1`, ...
                         default_name = obj().name
                     except Exception:  # metrics with required arguments name themselves per use
                         default_name = None

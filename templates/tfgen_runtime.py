@@ -529,9 +529,23 @@ def regularization_loss(model):
     return tf.add_n(model.losses) if model.losses else tf.constant(0.0)
 
 
+def require_weights(model):
+    """The model, unless it has nothing to train (only layers such as Dropout or Activation)."""
+    if not model.trainable_variables:
+        raise UserError(
+            f"the model `{model.name}` has no trainable weights: add a layer that has some, such as Dense"
+        )
+    return model
+
+
+def variable_path(variable):
+    """A Keras variable's path (`dense/kernel`), or a tf.Variable's name (loss weighting's)."""
+    return getattr(variable, "path", None) or variable.name
+
+
 def require_gradients(gradients, variables):
     """Raise (once, at trace time) if the loss does not reach some trainable variable."""
-    unused = [var.path for g, var in zip(gradients, variables) if g is None]
+    unused = [variable_path(var) for g, var in zip(gradients, variables) if g is None]
     if unused:
         allow = "train.allow_unused_variables: true allows it"
         raise ValueError(f"no gradient reaches {', '.join(unused)} ({allow})")

@@ -24,6 +24,7 @@ def test_catalog_knows_what_the_example_specs_use():
     assert "units" in catalog.classes("layers")["Dense"]["params"]
     assert catalog.classes("layers")["Dense"]["required"] == ["units"]
     assert catalog.classes("metrics")["SparseCategoricalAccuracy"]["default_name"] == "sparse_categorical_accuracy"
+    assert catalog.classes("metrics")["AUC"]["default_name"] == "auc"  # not the name of the extractor's tenth AUC
     assert "first_decay_steps" in catalog.classes("schedules")["CosineDecayRestarts"]["params"]
     assert catalog.nested_kind("kernel_regularizer", "L2") == "regularizers"
     assert catalog.nested_kind("learning_rate", "CosineDecay") == "schedules"

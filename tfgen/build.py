@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import re
 import stat
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +24,9 @@ from .spec import Spec
 from .validate import validate
 
 T = TypeVar("T")
+# Modules a generated script imports besides the standard library's: Python puts the script's
+# folder first on sys.path, so a script of one of these names would import itself instead.
+TRAINING_MODULES = ("keras", "tensorflow", "numpy")
 HASH_LINE = re.compile(r"^# Spec sha256: ([0-9a-f]{64})$", re.MULTILINE)
 MAX_GENERATED_BYTES = 4 * 2**20  # a file at a generated path larger than this is not tfgen's
 KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
@@ -111,6 +116,9 @@ def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[
         if f"{spec_path.stem}.py" == RUNTIME_FILE:
             issues.found.append(SpecIssue(shown, 1, 1, "", f"a spec named `{spec_path.name}` would overwrite the support module {RUNTIME_FILE}: rename it"))
             continue
+        if spec_path.stem in sys.stdlib_module_names or spec_path.stem in TRAINING_MODULES:
+            issues.found.append(SpecIssue(shown, 1, 1, "", f"a spec named `{spec_path.name}` would generate {spec_path.stem}.py, which would shadow the module `{spec_path.stem}` (a script's folder comes first on sys.path, so `import {spec_path.stem}` would import the script): rename the spec"))
+            continue
         if output.resolve() in given:
             issues.found.append(SpecIssue(shown, 1, 1, "", f"the generated script {display_path(output)} would overwrite a spec given to this command: rename the spec or pick another --out"))
             continue
@@ -125,9 +133,15 @@ def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[
             targets.append(target)
     issues.raise_any()
     # One support module beside the scripts, shared by all of them.
+    return [*targets, Target(None, out_dir / RUNTIME_FILE, _checked_runtime(), "")]
+
+
+@functools.cache
+def _checked_runtime() -> str:
+    """The support module's text, self-checked once per process (it does not depend on the spec)."""
     runtime = render_runtime()
     require_clean(runtime, RUNTIME_FILE, "tfgen's support module")
-    return [*targets, Target(None, out_dir / RUNTIME_FILE, runtime, "")]
+    return runtime
 
 
 def _script_target(spec_path: Path, loaded: Loaded, output: Path) -> Target:

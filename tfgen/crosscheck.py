@@ -84,6 +84,11 @@ def _history(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 
 
 def _model(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    if spec.model.builder is None and not spec.model.layers and not any(spec.model.outputs.values()):
+        yield doc.issue(
+            ("model", "outputs"),
+            "the model has no layers (the trunk and every head are empty): it has no weights to train",
+        )
     if spec.model.builder is None and len(spec.model.inputs) > 1:
         yield doc.issue(
             ("model", "inputs"),

@@ -378,11 +378,14 @@ def unscaled_regularization_loss(ctx: FileContext):
 @rule(code="TFG010", name="optimizer-clipping-per-replica",
       message="optimizer `{kw}` under a tf.distribute strategy clips each replica's gradients separately; clip "
               "the all-reduced gradients (e.g. `tf.clip_by_global_norm`) in the step",
-      finds="optimizer `clipnorm`/`clipvalue` in a file that builds a `tf.distribute` strategy",
+      finds="optimizer `clipnorm`/`clipvalue` in a file that builds a `tf.distribute` strategy of several "
+            "replicas",
       why="clips each replica's gradients separately",
       instead="clip the all-reduced gradients in the step")
 def optimizer_clipping_per_replica(ctx: FileContext):
-    if not any(is_strategy_ctor(ctx, c) for c in ctx.calls):
+    # OneDeviceStrategy's one replica sees the whole gradient: its optimizer clips it right.
+    several = [c for c in ctx.calls if is_strategy_ctor(ctx, c) and not ctx.func_name(c).endswith(".OneDeviceStrategy")]
+    if not several:
         return
     for call in ctx.calls:
         name = ctx.func_name(call) or ""
