@@ -136,7 +136,7 @@ def write_script(spec: dict, folder: Path, stem: str = "bench") -> Path:
     """Generate `<stem>.py` (and its support module beside it) with tfgen's own build path."""
     import yaml
 
-    from tfgen.build import plan_targets
+    from tfgen.generate.build import plan_targets
 
     path = folder / f"{stem}.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))

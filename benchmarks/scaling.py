@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from run import write_script  # noqa: E402  (benchmarks/run.py, beside this file)
-from tfgen.launch import free_ports, tf_config  # noqa: E402
+from tfgen.cluster.launch import free_ports, tf_config
 
 
 def spec(workers: int, examples: int, epochs: int, batch: int) -> dict:

@@ -1,8 +1,8 @@
 """Extract the catalog of Keras classes and constructor arguments that tfgen validates against.
 
 `tfgen build` must not import TensorFlow or Keras, so the names and signatures it checks specs
-against are extracted once from the installed Keras and committed as `tfgen/keras_catalog.json`.
-`tests/test_catalog.py` re-extracts and fails when the installed Keras no longer matches.
+against are extracted once from the installed Keras and committed as `tfgen/spec/keras_catalog.json`.
+`tests/spec/test_catalog.py` re-extracts and fails when the installed Keras no longer matches.
 
 Each constructor argument also gets a type when one can be known without guessing (see
 `argument_type`): from the argument's name for the ones Keras resolves by name (activations,
@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's tfgen, whatever is installed
 
-from tfgen.catalog import CATALOG_PATH, NAMESPACE, NESTED_KIND_BY_SUFFIX, in_bounds
+from tfgen.spec.catalog import CATALOG_PATH, NAMESPACE, NESTED_KIND_BY_SUFFIX, in_bounds
 
 # Abstract bases and wrappers that a spec never instantiates by name.
 EXCLUDED = {
@@ -98,7 +98,7 @@ NAMED_KINDS = ("activations", "initializers", "regularizers", "constraints")
 # A learning rate is a number or a schedule (see `argument_type`), the other suffixes a name or an object.
 NESTED_SUFFIXES = {suffix: kind for suffix, kind in NESTED_KIND_BY_SUFFIX.items() if suffix != "learning_rate"}
 # String arguments whose accepted values a class's docstring lists in full (checked by
-# tests/test_catalog.py, which constructs every listed value with Keras).
+# tests/spec/test_catalog.py, which constructs every listed value with Keras).
 CHOICE_ARGUMENTS = {
     "padding",
     "data_format",

@@ -2,9 +2,9 @@
 
     python scripts/generate_spec_reference.py
 
-Run it after changing a field of `tfgen/spec/` or the prose of `tfgen/docs_text.py` (and
+Run it after changing a field of `tfgen/spec/models/` or the prose of `tfgen/spec/reference_text.py` (and
 regenerate the JSON Schema: `python -m tfgen schema > tfgen.schema.json`);
-tests/test_docs.py fails until both are up to date.
+tests/spec/test_docs.py fails until both are up to date.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tfgen.docs import REFERENCE_PATH, spec_reference
+from tfgen.spec.reference import REFERENCE_PATH, spec_reference
 
 
 def main() -> None:

@@ -1,10 +1,10 @@
-"""Print issue 10's measures of the generated code (the tests assert the limits).
+"""Print the measures of the generated code (the tests assert the limits).
 
     python scripts/measure_readability.py
 
 Lines per generated file, `main()` and the longest function, the deepest nesting, and the review
-diff of one-value edits and of options turned on (measured exactly as tests/test_readability.py
-and tests/test_spec_ux.py measure them: this script calls their helpers).
+diff of one-value edits and of options turned on (measured exactly as tests/generate/test_readability.py
+and tests/spec/test_spec_ux.py measure them: this script calls their helpers).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "generate"), str(ROOT / "tests" / "spec")]
 
 from test_readability import GENERATED, functions, lines, nesting
 from test_spec_ux import ONE_VALUE_EDITS, OPTIONS_TURNED_ON, _edited, _removed_and_added

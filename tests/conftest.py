@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tfgen.launch import free_ports, tf_config
+from tfgen.cluster.launch import free_ports, tf_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted((ROOT / "specs").glob("*.yaml"))

@@ -8,7 +8,7 @@ import shutil
 import yaml
 
 from conftest import ROOT, base_spec, run_tfgen
-from tfgen.schema import schema
+from tfgen.spec.schema import schema
 
 
 def _write(path, spec):
@@ -86,7 +86,7 @@ def test_schema_is_json_schema_of_the_spec():
 
 
 def test_installed_package_carries_the_templates(tmp_path):
-    """A non-editable wheel must render too (templates are force-included into tfgen/templates)."""
+    """A non-editable wheel must render too (the templates are package data of tfgen/generate)."""
     import subprocess
     import sys
     import zipfile
@@ -104,5 +104,5 @@ def test_installed_package_carries_the_templates(tmp_path):
     assert result.returncode == 0, result.stderr
     (wheel,) = (tmp_path / "dist").glob("tfgen-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "tfgen/templates/script.py.jinja" in names
-    assert "tfgen/keras_catalog.json" in names
+    assert "tfgen/generate/templates/script.py.jinja" in names
+    assert "tfgen/spec/keras_catalog.json" in names

@@ -58,7 +58,7 @@ def test_billion_laughs_is_refused_at_once(project):
 
 def test_in_process_billion_laughs_under_a_second():
     from tfgen.errors import SpecError
-    from tfgen.loader import load_text
+    from tfgen.spec.loader import load_text
 
     start = time.perf_counter()
     with pytest.raises(SpecError, match="aliases expand"):
@@ -190,7 +190,7 @@ def test_failed_write_of_a_later_spec_changes_nothing(project):
 
 
 def test_a_failed_rename_rolls_back_the_renamed_files(tmp_path, monkeypatch):
-    from tfgen import build
+    from tfgen.generate import build
 
     first, second, third = tmp_path / "a.py", tmp_path / "b.py", tmp_path / "c.py"
     first.write_text("old a\n")

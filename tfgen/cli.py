@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import __version__
-from .errors import SpecError, UsageError
+from tfgen import __version__
+from tfgen.errors import SpecError, UsageError
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_INVALID = 0, 1, 2
 
@@ -34,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="check specs without writing anything")
     validate.add_argument("specs", nargs="+", type=Path, metavar="SPEC")
     _add_set(validate)
-    # --deep (tfgen/deep.py): imports Keras, builds every object and the model; never trains.
+    # --deep (tfgen/check/deep.py): imports Keras, builds every object and the model; never trains.
     validate.add_argument("--deep", action="store_true",
                           help="also build every Keras object and the model with Keras (seconds; never trains)")
     validate.add_argument("--summary", action="store_true", help="print each model's layer table (implies --deep)")
@@ -44,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     init.add_argument("name", nargs="?", default="starter", help="the run's name (default: starter)")
     init.add_argument("--dir", type=Path, default=Path("specs"), help="where to write NAME.yaml (default: specs/)")
     commands.add_parser("schema", help="print the JSON Schema of the spec")
-    # smoke: run each spec's script briefly (tfgen/smoke.py)
+    # smoke: run each spec's script briefly (tfgen/check/smoke.py)
     smoke = commands.add_parser("smoke", help="run each script a few steps on synthetic data (CPU), save, resume")
     smoke.add_argument("specs", nargs="+", type=Path, metavar="SPEC")
     smoke.add_argument("--steps", type=_positive(int), default=2, help="training steps per epoch (default 2)")
@@ -86,8 +86,8 @@ def _positive(kind):
 
 
 def _add_cluster_commands(commands) -> None:
-    """`launch`, `tf-config` (tfgen/launch.py) and `manifest` (tfgen/manifest.py): beyond one machine."""
-    from . import launch, manifest
+    """`launch`, `tf-config` (tfgen/cluster/launch.py) and `manifest` (tfgen/cluster/manifest.py): beyond one machine."""
+    from tfgen.cluster import launch, manifest
 
     launch.add_parsers(commands)
     manifest.add_parser(commands)
@@ -130,25 +130,25 @@ def _run(args: argparse.Namespace) -> int:
     if args.command in ("launch", "tf-config", "manifest"):
         return _run_cluster_command(args)
     if args.command == "lint":
-        from .lint import run as run_lint
+        from tfgen.lint import run as run_lint
 
         return run_lint(args)
     if args.command == "smoke":
-        from .smoke import run as run_smoke
+        from tfgen.check.smoke import run as run_smoke
 
         return run_smoke(args)
     if args.command == "schema":
-        from .schema import schema_text
+        from tfgen.spec.schema import schema_text
 
         sys.stdout.write(schema_text())
         return EXIT_OK
     if args.command == "init":
-        from .init import write_starter
+        from tfgen.generate.init import write_starter
 
         print(f"wrote {write_starter(args.name, args.dir)}")
         return EXIT_OK
     if args.command == "validate":
-        from .build import Issues, load_spec
+        from tfgen.generate.build import Issues, load_spec
 
         issues = Issues()
         deep = args.deep or args.summary
@@ -160,14 +160,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{len(args.specs)} spec(s) valid" + (" (--deep: built with Keras)" if deep else ""))
         return EXIT_OK
 
-    from .build import (
-        OutputError,
-        display_path,
-        plan_targets,
-        problem,
-        unified_diff,
-        write_files,
-    )
+    from tfgen.generate.build import OutputError, plan_targets, problem, unified_diff, write_files
+    from tfgen.paths import display_path
 
     targets = plan_targets(args.specs, args.out, args.overrides)
     if args.command == "build":
@@ -196,7 +190,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _deep(loaded, path: Path, summary: bool, trust: bool) -> None:
     """`validate --deep`: build the spec's Keras objects and model (imports Keras only here)."""
-    from .deep import deep_validate
+    from tfgen.check.deep import deep_validate
 
     _, doc, spec = loaded
     result = deep_validate(doc, spec, path.parent, trust)
@@ -205,13 +199,13 @@ def _deep(loaded, path: Path, summary: bool, trust: bool) -> None:
 
 
 def _run_cluster_command(args: argparse.Namespace) -> int:
-    from . import launch
+    from tfgen.cluster import launch
 
     if args.command == "launch":
         return launch.run(args)
     if args.command == "tf-config":
         return launch.run_tf_config(args)
-    from .manifest import run as run_manifest
+    from tfgen.cluster.manifest import run as run_manifest
 
     return run_manifest(args)
 

@@ -15,11 +15,11 @@ import ast
 import re
 import sys
 
-from . import rules as _rules  # noqa: F401  (registers every rule)
-from .context import FileContext
-from .files import LintInputError, python_files, read_source
-from .registry import RULES, Finding, Rule, position, rules_in_order
-from .report import rule_table, sarif, statistics_lines, text_lines, to_json
+from tfgen.lint import rules as _rules
+from tfgen.lint.context import FileContext
+from tfgen.lint.files import LintInputError, python_files, read_source
+from tfgen.lint.registry import RULES, Finding, Rule, position, rules_in_order
+from tfgen.lint.report import rule_table, sarif, statistics_lines, text_lines, to_json
 
 __all__ = [
     "RULES",

@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from .registry import RULES, Finding, rules_in_order
+from tfgen.lint.registry import RULES, Finding, rules_in_order
 
 TABLE_START = "<!-- lint-rules:start -->"
 TABLE_END = "<!-- lint-rules:end -->"
@@ -50,7 +50,7 @@ def _sarif_result(finding: Finding) -> dict:
 
 
 def sarif(findings: list[Finding]) -> dict:
-    from .. import __version__
+    from tfgen import __version__
 
     driver = {
         "name": "tfgen",

@@ -1,3 +1,3 @@
 """The rules, one module per topic; importing this package registers every rule."""
 
-from . import checkpoint, data, distribution, precision, tape, tracing  # noqa: F401
+from tfgen.lint.rules import checkpoint, data, distribution, precision, tape, tracing

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from ..context import FileContext, dotted, is_method_call
-from ..registry import hit, rule
+from tfgen.lint.context import FileContext, dotted, is_method_call
+from tfgen.lint.registry import hit, rule
 
 CHECKPOINTS = ("tf.train.Checkpoint", "tf.compat.v2.train.Checkpoint")
 

@@ -5,13 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
-from ..context import (
-    FileContext,
-    dotted,
-    is_optimizer_update,
-    is_strategy_name,
-)
-from ..registry import hit, rule
+from tfgen.lint.context import FileContext, dotted, is_optimizer_update, is_strategy_name
+from tfgen.lint.registry import hit, rule
 
 BATCH_OPS = {"batch", "padded_batch", "ragged_batch"}
 MAX_CHAIN = 256  # a longer pipeline is not followed (precision: quiet), which keeps hostile files linear

@@ -4,17 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from ..context import (
-    FUNCS,
-    FileContext,
-    const,
-    dotted,
-    is_method_call,
-    is_model_losses,
-    kw,
-    top_terms,
-)
-from ..registry import hit, rule
+from tfgen.lint.context import FUNCS, FileContext, const, dotted, is_method_call, is_model_losses, kw, top_terms
+from tfgen.lint.registry import hit, rule
 
 MODELS = ("keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model")
 MEAN_REDUCTIONS = ("auto", "sum_over_batch_size", "mean")

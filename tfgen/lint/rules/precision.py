@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from ..context import FileContext, const, is_method_call, kw
-from ..registry import hit, rule
+from tfgen.lint.context import FileContext, const, is_method_call, kw
+from tfgen.lint.registry import hit, rule
 
 FLOAT32 = ("float32", "float64", "tf.float32", "tf.float64")
 POLICY_SETTERS = ("set_global_policy", "set_policy", "Policy", "set_dtype_policy")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from ..context import FileContext, const, dotted, is_model_losses, kw
-from ..registry import hit, rule
+from tfgen.lint.context import FileContext, const, dotted, is_model_losses, kw
+from tfgen.lint.registry import hit, rule
 
 REGULARIZER_KEYWORDS = ("kernel_regularizer", "bias_regularizer", "activity_regularizer")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from ..context import FileContext, assignment_index, latest_value, top_terms
-from ..registry import hit, rule
+from tfgen.lint.context import FileContext, assignment_index, latest_value, top_terms
+from tfgen.lint.registry import hit, rule
 
 NOT_TENSOR_MODULES = {"config", "distribute", "data", "io", "saved_model", "train", "summary", "debugging",
                       "random", "experimental", "compat", "sysconfig", "test", "errors", "dtypes", "version"}

@@ -1,0 +1,213 @@
+"""The generator over the spec space: every valid spec hypothesis draws builds, the same bytes
+twice, into a script that passes tfgen's self-check, its own lint, black and ruff; a sample of
+them trains and resumes (`tfgen smoke`). Failures print the drawn spec as YAML."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT
+from hypothesis import given, note, reject, settings
+from spec_strategies import BUILDER_MODULE, BUILDER_SOURCE, specs, trainable
+
+from tfgen.generate.build import plan_targets, write_files
+from tfgen.cli import main
+from tfgen.errors import SpecError
+from tfgen.lint import lint_paths, lint_source
+
+# About 0.7 s of CPU a draw (the build, whose black pass is most of it, lint, the rebuild in other
+# processes, black and ruff): 60 fit the fast tier's minute on two shared cores. Search further
+# with TFGEN_SPEC_DRAWS=1000 (no other change: the draws are the same, more of them).
+DRAWS = int(os.environ.get("TFGEN_SPEC_DRAWS", "60"))
+# Draws the validator may refuse (the strategy means to draw valid specs only): at most this share.
+MAX_REJECTED = 0.10
+REGRESSION_SPECS = sorted((ROOT / "tests" / "generate" / "regression_specs").glob("*.yaml"))
+
+
+class _NoAliases(yaml.SafeDumper):
+    def ignore_aliases(self, data):
+        return True
+
+
+def as_yaml(spec: dict) -> str:
+    """The spec as a user writes it (no YAML anchors for values that appear twice)."""
+    return yaml.dump(spec, Dumper=_NoAliases, sort_keys=False, default_flow_style=None)
+
+
+def run_tool(*command: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", *command], check=False, cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(env or {})})
+
+
+def offending(output: str, scripts: dict[str, dict]) -> str:
+    """The drawn specs (as YAML) of the scripts a tool's output names."""
+    named = [name for name in scripts if name in output]
+    return "\n".join(f"--- {name} from:\n{as_yaml(scripts[name])}" for name in named[:3])
+
+
+def check_with_tools(folder: Path, scripts: dict[str, dict]) -> None:
+    """black and ruff, once over every script in `folder` (the spec of a failing one is shown)."""
+    for command in (
+        ("black", "--check", "--quiet", "."),
+        ("ruff", "check", "--isolated", "--no-cache", "."),
+        ("ruff", "check", "--isolated", "--no-cache", "--select", "F,E9", "."),
+    ):
+        result = run_tool(*command, cwd=folder)
+        output = result.stdout + result.stderr
+        assert result.returncode == 0, f"`{' '.join(command)}` failed:\n{output}\n{offending(output, scripts)}"
+
+
+def rebuild_elsewhere(spec_paths: list[Path], out: Path) -> None:
+    """`tfgen build` of the specs in two processes at once, with other hash seeds than this one's
+    (set and dict orders that depend on them would show as different bytes)."""
+    halves = [spec_paths[::2], spec_paths[1::2]]
+    running = [
+        subprocess.Popen([sys.executable, "-m", "tfgen", "build", *map(str, half), "--out", str(out)],
+                         env={**os.environ, "PYTHONHASHSEED": str(seed)}, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+        for seed, half in enumerate(halves, start=1) if half
+    ]
+    for process in running:
+        output, _ = process.communicate(timeout=300)
+        assert process.returncode == 0, output
+
+
+def test_every_drawn_spec_builds_the_same_clean_script_twice(tmp_path_factory):
+    """Each draw builds in-process (the build runs tfgen's self-check: compile() and pyflakes;
+    a failure raises GeneratorBug) into a script `tfgen lint` finds nothing in; then the command line builds every kept
+    spec again in other processes, to the same bytes, and black and ruff check them all at once."""
+    folder = tmp_path_factory.mktemp("drawn")
+    specs_dir, scripts_dir = folder / "specs", folder / "scripts"
+    specs_dir.mkdir()
+    scripts: dict[str, dict] = {}  # script name -> the drawn spec
+    counts = {"drawn": 0, "rejected": 0}
+
+    @settings(max_examples=DRAWS, deadline=None, derandomize=True, database=None)
+    @given(spec=specs())
+    def check(spec: dict) -> None:
+        counts["drawn"] += 1
+        text = as_yaml(spec)
+        note(f"the drawn spec:\n{text}")
+        spec_path = specs_dir / f"drawn_{counts['drawn']:04d}.yaml"
+        spec_path.write_text(text)
+        try:
+            script = plan_targets([spec_path], scripts_dir)[0]
+        except SpecError as error:
+            counts["rejected"] += 1
+            spec_path.unlink()
+            note(f"refused: {error}")
+            reject()
+        findings = lint_source(script.text, script.output.name)
+        assert not findings, f"tfgen lint: {[f'{f.line}: {f.code}' for f in findings]}"
+        write_files([(script.output, script.text)])
+        scripts[script.output.name] = spec
+
+    check()
+    rate = counts["rejected"] / max(counts["drawn"], 1)
+    print(f"\n{counts['drawn']} drawn specs, {len(scripts)} built, {counts['rejected']} refused ({rate:.1%})")
+    assert rate <= MAX_REJECTED, f"the strategy drew {rate:.0%} invalid specs: tighten it"
+    assert len(scripts) >= DRAWS * 0.8
+    # Only the kept draws (hypothesis may draw one spec twice: the same file is written again).
+    kept = sorted(specs_dir / Path(name).with_suffix(".yaml").name for name in scripts)
+    rebuild_elsewhere(kept, folder / "rebuilt")
+    for name, spec in scripts.items():
+        again = (folder / "rebuilt" / name).read_text()
+        assert again == (scripts_dir / name).read_text(), f"two builds of one spec differ:\n{as_yaml(spec)}"
+    check_with_tools(scripts_dir, scripts)
+
+
+def test_every_regression_spec_builds_clean_under_black_and_ruff(tmp_path):
+    assert REGRESSION_SPECS
+    scripts: dict[str, dict] = {}
+    for spec_path in REGRESSION_SPECS:
+        targets = plan_targets([spec_path], tmp_path)
+        for target in targets:
+            target.output.write_text(target.text)
+        scripts[f"{spec_path.stem}.py"] = yaml.safe_load(spec_path.read_text())
+    check_with_tools(tmp_path, scripts)
+    findings, errors, files = lint_paths([str(tmp_path)])
+    assert (findings, errors, files) == ([], [], len(REGRESSION_SPECS) + 1)
+
+
+@pytest.mark.parametrize("stem", ["keras", "json", "numpy"])
+def test_a_spec_named_like_a_module_the_script_imports_is_refused(stem, tmp_path, capsys, monkeypatch):
+    """generated/keras.py would import itself for `import keras` (its folder is first on sys.path)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / f"{stem}.yaml").write_text((REGRESSION_SPECS[0]).read_text())
+    assert main(["build", f"{stem}.yaml", "--out", "generated"]) == 2
+    assert capsys.readouterr().err == (
+        f"{stem}.yaml:1:1: a spec named `{stem}.yaml` would generate {stem}.py, which would shadow the module "
+        f"`{stem}` (a script's folder comes first on sys.path, so `import {stem}` would import the script): rename the spec\n"
+    )
+    assert not (tmp_path / "generated").exists()
+
+
+# --- slow: a sample trains two steps and resumes, as users run it --------------------------------
+
+SMOKE_SAMPLE = 6
+
+
+def smoke(spec_paths: list[Path], cwd: Path) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "tfgen", "smoke", *map(str, spec_paths), "--steps", "2", "--jobs", "2"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run(command, check=False, cwd=cwd, capture_output=True, text=True, timeout=900, env=env)
+
+
+def sample_specs(count: int) -> list[dict]:
+    """`count` drawn single-machine specs, the same ones every run (hypothesis, derandomized)."""
+    found: list[dict] = []
+    spread = 15  # one draw in `spread`: hypothesis's first draws are its simplest
+
+    @settings(max_examples=count * spread, deadline=None, derandomize=True, database=None)
+    @given(spec=specs().filter(trainable))
+    def collect(spec: dict) -> None:
+        found.append(spec)
+
+    collect()
+    return found[spread - 1::spread][:count]
+
+
+@pytest.mark.slow
+def test_a_sample_of_drawn_specs_trains_and_resumes(tmp_path):
+    drawn = sample_specs(SMOKE_SAMPLE)
+    assert len(drawn) == SMOKE_SAMPLE
+    (tmp_path / f"{BUILDER_MODULE}.py").write_text(BUILDER_SOURCE)
+    paths = []
+    for number, spec in enumerate(drawn):
+        path = tmp_path / f"drawn_{number}.yaml"
+        path.write_text(as_yaml(spec))
+        paths.append(path)
+    result = smoke(paths, tmp_path)
+    shown = "\n".join(f"--- {path.name}:\n{path.read_text()}" for path in paths
+                      if f"FAIL {path.name}" in result.stdout or path.name in result.stderr)
+    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{shown}"
+
+
+@pytest.mark.slow
+def test_every_regression_spec_trains_and_resumes():
+    result = smoke(REGRESSION_SPECS, ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_a_model_without_weights_stops_with_one_line(tmp_path):
+    """Only Dropout in the model (it validates: which layers have weights is Keras's business):
+    the script stops before training with one line, not a traceback from the optimizer."""
+    spec = yaml.safe_load((ROOT / "tests" / "generate" / "regression_specs" / "no_validation.yaml").read_text())
+    spec["model"]["outputs"] = {"label": [{"type": "Dropout", "rate": 0.1}]}
+    spec["model"]["inputs"] = {"features": {"shape": [3]}}
+    spec_path = tmp_path / "weightless.yaml"
+    spec_path.write_text(as_yaml(spec))
+    write_files([(target.output, target.text) for target in plan_targets([spec_path], tmp_path / "generated")])
+    result = subprocess.run([sys.executable, str(tmp_path / "generated" / "weightless.py"), "--synthetic",
+                             "--output-dir", str(tmp_path / "run")], check=False, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "-1"})
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors == ["error: the model `no_validation` has no trainable weights: add a layer that has some, such as Dense"]
+    assert "Traceback" not in result.stderr

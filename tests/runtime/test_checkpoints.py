@@ -1,0 +1,174 @@
+"""Checkpoints that survive anything: SIGKILL, SIGTERM, corrupt files; best checkpoints; TensorBoard."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from conftest import base_spec, read_history
+
+pytestmark = pytest.mark.slow
+HARNESS = os.path.join(os.path.dirname(__file__), "..", "e2e", "harness.py")
+
+
+def _spec(checkpoint, **overrides):
+    """Enough steps to be killed mid-epoch; dropout, so the RNG state matters too."""
+    spec = base_spec(**{
+        "deterministic": True,
+        "data": {"train": {"source": {"type": "synthetic", "examples": 4096}, "batch_size": 16, "shuffle": 4096},
+                 "validation": {"source": {"type": "synthetic", "examples": 64}}},
+        "model": {"inputs": {"features": {"shape": [8]}},
+                  "layers": [{"type": "Dense", "units": 64, "activation": "relu"}, {"type": "Dropout", "rate": 0.3}],
+                  "outputs": {"label": [{"type": "Dense", "units": 3}]}},
+        "train": {"epochs": 3, "steps_per_execution": 4},
+        "checkpoint": checkpoint,
+        **overrides,
+    })
+    return spec
+
+
+def _start(script, out, weights, *extra):
+    return subprocess.Popen(
+        [sys.executable, HARNESS, str(script), "--weights", str(weights), "--", "--output-dir", str(out), *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
+
+
+def _wait_for_checkpoint(out, process, count=1, timeout=240):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        state = out / "checkpoints" / "checkpoint"
+        if state.exists() and state.read_text().count("all_model_checkpoint_paths") >= count:
+            return
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.05)
+    raise AssertionError("no checkpoint appeared")
+
+
+def _weights(path):
+    data = np.load(path)
+    return [data[k] for k in sorted(data, key=lambda k: int(k.split("_")[1]))]
+
+
+def _uninterrupted(script, tmp_path):
+    process = _start(script, tmp_path / "straight", tmp_path / "straight.npz")
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err[-3000:]
+    return _weights(tmp_path / "straight.npz"), read_history(tmp_path / "straight")
+
+
+@pytest.mark.parametrize("policy", [{"every_steps": 12, "keep": 2}, {"every_epochs": 1, "keep": 2}], ids=["every_steps", "every_epochs"])
+def test_sigkill_then_rerun_ends_with_the_uninterrupted_weights(build_spec, tmp_path, policy):
+    script = build_spec(_spec(policy))
+    expected, expected_history = _uninterrupted(script, tmp_path)
+    out = tmp_path / "killed"
+    process = _start(script, out, tmp_path / "killed.npz")
+    _wait_for_checkpoint(out, process)
+    assert process.poll() is None, "the run ended before it could be killed"
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    done = read_history(out) if (out / "history.jsonl").exists() else []
+    assert len(done) < 3, "killed too late to test a resume"
+    rerun = _start(script, out, tmp_path / "killed.npz")
+    stdout, stderr = rerun.communicate(timeout=300)
+    assert rerun.returncode == 0, stderr[-3000:]
+    assert "Resuming from" in stdout
+    for a, b in zip(expected, _weights(tmp_path / "killed.npz")):
+        np.testing.assert_array_equal(a, b)
+    history = read_history(out)
+    assert [row["epoch"] for row in history] == [1, 2, 3]
+    strip = lambda rows: [{k: v for k, v in r.items() if k not in ("epoch_seconds", "examples_per_second")} for r in rows]
+    assert strip(history) == strip(expected_history)
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "SIGINT"])
+def test_sigterm_saves_where_it_stopped_and_a_rerun_resumes(build_spec, tmp_path, sig, code):
+    script = build_spec(_spec({"every_epochs": 1, "keep": 2}))
+    expected, _ = _uninterrupted(script, tmp_path)
+    out = tmp_path / "stopped"
+    process = _start(script, out, tmp_path / "stopped.npz")
+    _wait_for_checkpoint(out, process)
+    assert process.poll() is None, "the run ended before the signal"
+    process.send_signal(sig)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == code, stderr[-2000:]
+    assert "Stopped by" in stdout and "run the same command again to resume" in stdout
+    assert "Epoch 3/3" not in stdout
+    rerun = _start(script, out, tmp_path / "stopped.npz")
+    stdout, stderr = rerun.communicate(timeout=300)
+    assert rerun.returncode == 0, stderr[-3000:]
+    for a, b in zip(expected, _weights(tmp_path / "stopped.npz")):
+        np.testing.assert_array_equal(a, b)
+    assert [row["epoch"] for row in read_history(out)] == [1, 2, 3]
+
+
+def test_corrupt_newest_checkpoint_falls_back_to_the_previous(build_spec, tmp_path):
+    script = build_spec(_spec({"every_epochs": 1, "keep": 3}, train={"epochs": 2, "steps_per_execution": 4}))
+    out = tmp_path / "run"
+    first = _start(script, out, tmp_path / "w.npz")
+    assert first.wait(timeout=300) == 0
+    newest = sorted((out / "checkpoints").glob("ckpt-2.data-*"))[0]
+    newest.write_bytes(newest.read_bytes()[:20])  # truncated, as a partial write leaves it
+    rerun = _start(script, out, tmp_path / "w.npz", "--epochs", "3")
+    stdout, stderr = rerun.communicate(timeout=300)
+    assert rerun.returncode == 0, stderr[-3000:]
+    assert "ckpt-2" in stderr and "unreadable" in stderr
+    assert "Resuming from" in stdout and "ckpt-1" in stdout
+    assert [row["epoch"] for row in read_history(out)] == [1, 2, 3]
+
+
+def test_keep_best_selects_the_best_epoch(build_spec, tmp_path):
+    from conftest import load_module
+
+    # In-process tests leave op determinism off: it is global to the process (and to later tests).
+    spec = _spec({"every_epochs": 1, "keep": 1, "keep_best": {"monitor": "val_loss"}}, train={"epochs": 4}, deterministic=False)
+    history = load_module(build_spec(spec)).main(["--output-dir", str(tmp_path / "run")])
+    best = json.loads((tmp_path / "run" / "checkpoints" / "best" / "best.json").read_text())
+    chosen = min(history, key=lambda row: row["val_loss"])
+    assert best == {"monitor": "val_loss", "value": chosen["val_loss"], "epoch": chosen["epoch"]}
+    assert list((tmp_path / "run" / "checkpoints" / "best").glob("*.index"))
+
+
+def test_resume_never_and_exports(build_spec, tmp_path):
+    from conftest import load_module
+
+    spec = _spec({"every_epochs": 1, "resume": "never", "export": ["keras", "saved_model"]}, train={"epochs": 1}, deterministic=False)
+    module = load_module(build_spec(spec))
+    module.main(["--output-dir", str(tmp_path / "run")])
+    history = module.main(["--output-dir", str(tmp_path / "run")])
+    assert [row["epoch"] for row in history] == [1]
+    assert (tmp_path / "run" / "model.keras").exists()
+    assert (tmp_path / "run" / "saved_model" / "saved_model.pb").exists()
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert record["spec"].endswith("small.yaml") and len(record["spec_sha256"]) == 64
+    assert record["argv"] == ["--output-dir", str(tmp_path / "run")] and record["tensorflow"]
+
+
+def test_tensorboard_events_hold_the_expected_tags_and_steps(build_spec, tmp_path):
+    from conftest import load_module
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    spec = _spec({"every_epochs": 1}, train={"epochs": 2, "steps_per_execution": 4},
+                 logging={"tensorboard": True, "every_steps": 32, "profile": {"start_step": 10, "steps": 5}}, deterministic=False)
+    module = load_module(build_spec(spec))
+    module.main(["--output-dir", str(tmp_path / "run")])
+    train = EventAccumulator(str(tmp_path / "run" / "tensorboard" / "train"), size_guidance={"tensors": 0})
+    train.Reload()
+    tags = set(train.Tags()["tensors"])
+    assert {"step/loss", "step/lr", "step/gradient_norm", "step/examples_per_second",
+            "epoch/loss", "epoch/sparse_categorical_accuracy", "epoch/lr"} <= tags
+    steps_per_epoch = 4096 // 16
+    assert [e.step for e in train.Tensors("step/loss")] == list(range(32, 2 * steps_per_epoch + 1, 32))
+    assert [e.step for e in train.Tensors("epoch/loss")] == [1, 2]
+    validation = EventAccumulator(str(tmp_path / "run" / "tensorboard" / "validation"), size_guidance={"tensors": 0})
+    validation.Reload()
+    assert [e.step for e in validation.Tensors("epoch/loss")] == [1, 2]
+    assert list((tmp_path / "run" / "tensorboard" / "profile").rglob("*.xplane.pb"))

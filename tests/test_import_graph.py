@@ -1,0 +1,47 @@
+"""tfgen's packages import one way: cli -> tools (check, cluster, lint) -> generate -> spec -> leaves."""
+
+from __future__ import annotations
+
+import ast
+
+from conftest import ROOT
+
+LEAVES = {"errors", "paths", "processes", "datasets", "__version__"}
+# package -> the packages it may import (besides itself and the leaves)
+ALLOWED = {
+    "cli": {"check", "cluster", "generate", "lint", "spec"},
+    "__main__": {"cli"},
+    "check": {"generate", "spec"},
+    "cluster": {"generate", "spec"},
+    "generate": {"spec"},
+    "spec": set(),
+    "lint": set(),
+    **{leaf: set() for leaf in LEAVES},
+}
+
+
+def package_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "tfgen"
+
+
+def imports():
+    for path in sorted((ROOT / "tfgen").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "tfgen":
+                targets = [f"{node.module}.{a.name}" for a in node.names] if node.module == "tfgen" else [node.module]
+                for target in targets:
+                    yield path, package_of(module), package_of(target)
+
+
+def test_no_relative_imports_hide_the_graph():
+    relative = [str(path.relative_to(ROOT)) for path in sorted((ROOT / "tfgen").rglob("*.py"))
+                if any(isinstance(node, ast.ImportFrom) and node.level for node in ast.walk(ast.parse(path.read_text())))]
+    assert not relative
+
+
+def test_imports_go_one_way():
+    wrong = {(str(p.relative_to(ROOT)), source, target) for p, source, target in imports()
+             if target != source and target not in LEAVES and target not in ALLOWED.get(source, set())}
+    assert not wrong

@@ -1,0 +1,1 @@
+"""Checks that run spec code: `validate --deep`, `smoke`, and how user modules are found."""

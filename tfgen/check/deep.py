@@ -1,0 +1,488 @@
+"""`tfgen validate --deep`: build every Keras object of a spec as its script would, in seconds.
+
+Imports Keras (never trains, never reads data): constructs each layer, regularizer, initializer,
+constraint, loss, metric, schedule, optimizer and preprocessing layer from the constructor text the
+planner emits into the script (`tfgen.generate.code.keras_call`), imports the `python` sources and the `builder`,
+builds the model on `keras.Input`s of the spec's inputs, and checks each head against its target
+and loss. Every failure is a located issue: `spec.yaml:18:5: model.layers.1: Dense: <message>`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import sys
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tfgen.spec import catalog
+from tfgen.errors import SpecError, UsageError
+from tfgen.spec.loader import Loc, Located
+from tfgen.check.modules import LookupFailed, import_function, lookup_path
+from tfgen.spec.names import output_names
+from tfgen.generate.code import adapted_arguments, float32_head, keras_call
+from tfgen.generate.plan import optimizer_view, user_functions
+from tfgen.spec.support import ADAPTABLE
+from tfgen.spec.models import KerasObject, Spec
+from tfgen.spec.models.model import Residual
+
+# Losses whose target holds class ids, one axis fewer than the output (the classes axis).
+SPARSE = {"SparseCategoricalCrossentropy", "SparseCategoricalAccuracy", "SparseTopKCategoricalAccuracy"}
+# Losses and metrics whose target has the output's shape and whose last axis is the classes.
+ONE_HOT = {"CategoricalCrossentropy", "CategoricalFocalCrossentropy", "CategoricalGeneralizedCrossEntropy",
+           "CategoricalHinge", "CategoricalAccuracy", "TopKCategoricalAccuracy"}
+BINARY = {"BinaryCrossentropy", "BinaryFocalCrossentropy"}  # 0/1 targets (one-hot rows too)
+UNCHECKED_SHAPES = {"CTC", "Circle"}  # losses with shape contracts of their own
+# Losses with `from_logits`: the output must be logits when it is true, probabilities when false.
+PROBABILISTIC = {"BinaryCrossentropy", "BinaryFocalCrossentropy", "CategoricalCrossentropy",
+                 "CategoricalFocalCrossentropy", "SparseCategoricalCrossentropy"}
+# Metrics that threshold probabilities (at 0.5 by default) and the argument that moves the threshold.
+THRESHOLD_ARGUMENT = {"BinaryAccuracy": "threshold", "BinaryIoU": "threshold", "Precision": "thresholds",
+                      "Recall": "thresholds", "TruePositives": "thresholds", "FalsePositives": "thresholds",
+                      "TrueNegatives": "thresholds", "FalseNegatives": "thresholds"}
+PROBABILITY_ONLY = {"PrecisionAtRecall", "RecallAtPrecision", "SensitivityAtSpecificity", "SpecificityAtSensitivity"}
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_EXAMPLE_LENGTH = 3  # a variable-length axis in the tiny batch losses and metrics are tried on
+
+
+@dataclass
+class DeepResult:
+    """What deep validation found for one spec: the model's summary table, when it was built."""
+
+    summary: str
+
+
+def deep_validate(doc: Located, spec: Spec, spec_dir: Path, trust: bool = False) -> DeepResult:
+    """Build the spec's Keras objects and model; raise SpecError with every problem found.
+    `trust`: import any module the spec names (else only the project's and tfgen's libraries)."""
+    keras = import_keras()
+    checker = _Deep(keras, doc, spec, spec_dir, trust)
+    with warnings.catch_warnings(), lookup_path(spec_dir):
+        warnings.simplefilter("ignore")  # Keras's warnings repeat what the checks below say in one line
+        keras.backend.clear_session(free_memory=False)  # names restart per spec (no slow gc pass)
+        policy = keras.mixed_precision.global_policy()
+        try:
+            summary = checker.run()
+        finally:
+            keras.mixed_precision.set_global_policy(policy)
+    if checker.issues:
+        raise SpecError(checker.issues)
+    return DeepResult(summary)
+
+
+def import_keras():
+    """Keras, imported with TensorFlow's start-up lines kept off stderr (they come from C++
+    before its logging is set up, so TF_CPP_MIN_LOG_LEVEL cannot stop them)."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    if "keras" in sys.modules:
+        return sys.modules["keras"]
+    with tempfile.TemporaryFile() as captured:
+        try:
+            with _stderr_to(captured):
+                import keras
+        except ImportError as error:
+            raise UsageError(f'--deep needs TensorFlow and Keras (pip install "tfgen[train]"): {error}') from None
+        except BaseException:
+            captured.seek(0)
+            sys.stderr.write(captured.read().decode(errors="replace"))  # what went wrong, if it fails
+            raise
+    return keras
+
+
+@contextlib.contextmanager
+def _stderr_to(handle):
+    """File descriptor 2 (where C++ writes) sent to `handle` for the block."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(handle.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def first_line(error: BaseException) -> str:
+    """The line of a Keras exception that says what is wrong (not Keras's 'Exception encountered
+    when calling ...' preamble, nor its terminal colours)."""
+    lines = [line.strip() for line in _ANSI.sub("", str(error)).splitlines()]
+    lines = [line for line in lines if line and not line.startswith("Exception encountered when calling")]
+    return lines[0] if lines else type(error).__name__
+
+
+class _Deep:
+    def __init__(self, keras, doc: Located, spec: Spec, spec_dir: Path, trust: bool = False):
+        self.keras, self.doc, self.spec, self.spec_dir = keras, doc, spec, spec_dir
+        self.trust = trust  # import any module the spec names (modules.import_function)
+        self.issues = []
+        self.graph_outputs: dict[str, Any] = {}  # a builder model's own output tensors, by name
+        self.adapted: dict[str, int] = {}  # adapted layers named as the planner names them
+
+    def fail(self, loc: Loc, message: str) -> None:
+        self.issues.append(self.doc.issue(loc, message))
+
+    # --- constructing ------------------------------------------------------------------------
+
+    def construct(self, obj: KerasObject | dict, kind: str, loc: Loc, extra: dict[str, str] | None = None) -> Any:
+        """The object the script's constructor call builds (None, with an issue, if Keras refuses)."""
+        name, args = (obj["type"], obj) if isinstance(obj, dict) else (obj.type, obj.args)
+        for arg, value in args.items():  # nested objects first, so an error names their own node
+            if arg != "type" and isinstance(value, dict) and "type" in value:
+                nested = catalog.nested_kind(str(arg), str(value["type"]))
+                if nested is None:  # structural validation reports it first; never pass silently
+                    self.fail(loc + (arg, "type"), f"`{value['type']}` is not a Keras class that `{arg}` takes")
+                    return None
+                if self.construct(value, nested, loc + (arg,)) is None:
+                    return None
+        return self.evaluate(keras_call(obj, kind, extra), loc, name)
+
+    def evaluate(self, code: str, loc: Loc, name: str, **names: Any) -> Any:
+        """Run one constructor call as the script writes it (the planner's text: validated class
+        and argument names, values as Python literals), with only `keras` and `names` in scope."""
+        try:
+            return eval(code, {"__builtins__": {}, "keras": self.keras, **names})
+        except Exception as error:  # noqa: BLE001 - any Keras refusal is the user's to fix
+            self.fail(loc, f"{name}: {first_line(error)}")
+            return None
+
+    def apply(self, layer: Any, x: Any, loc: Loc, name: str, **kwargs: Any) -> Any:
+        try:
+            return layer(x, **kwargs)
+        except Exception as error:  # noqa: BLE001
+            self.fail(loc, f"{name}: {first_line(error)}")
+            return None
+
+    def stack(self, items: list, x: Any, loc: Loc) -> Any:
+        """Apply a layer list as the script does (`{residual: [...]}` adds its input back). Every
+        layer is constructed even after one fails, so each constructor error is reported."""
+        for i, item in enumerate(items):
+            if isinstance(item, Residual):
+                shortcut = x
+                x = self.stack(item.residual, x, loc + (i, "residual"))
+                if x is not None:
+                    x = self.apply(self.keras.layers.Add(), [shortcut, x], loc + (i,), "residual: Add")
+                continue
+            layer = self.layer(item, loc + (i,))
+            x = None if layer is None or x is None else self.apply(layer, x, loc + (i,), item.type)
+        return x
+
+    def layer(self, item: KerasObject, loc: Loc) -> Any:
+        stats = ADAPTABLE.get(item.type)
+        adapted = getattr(item, "adapt_batches", None)
+        if stats and not any(arg in item.args for arg in stats) and not adapted:
+            given = " and ".join(f"`{arg}`" for arg in stats)
+            them = "them" if len(stats) > 1 else "it"
+            self.fail(loc, f"{item.type}: no {given}: add `adapt: true` to compute {them} from the training data "
+                      f"before training, or give {them}")
+            return None
+        extra = adapted_arguments(item, self.adapted, self.spec.precision != "float32")
+        return self.construct(item, "layers", loc, extra)
+
+    # --- the run ---------------------------------------------------------------------------
+
+    def run(self) -> str:
+        spec, keras = self.spec, self.keras
+        for loc, reference in user_functions(spec):
+            if loc[0] == "data":  # the builder is imported where the model is built
+                self.function(reference, loc)
+        self.preprocessing()
+        if spec.precision != "float32":
+            keras.mixed_precision.set_global_policy(spec.precision)
+        model, outputs = self.builder_model() if spec.model.builder else self.layer_model()
+        for name in output_names(spec):
+            self.head(name, outputs.get(name) if outputs else None)
+        self.optimizer(model)
+        if model is None and not self.issues:  # every way to lose the model records why; keep it so
+            self.fail(("model",), "the model could not be built")
+        return "" if model is None else summary_table(model)
+
+    def function(self, reference: str, loc: Loc):
+        try:
+            return import_function(reference, self.spec_dir, self.trust)
+        except LookupFailed as error:
+            self.fail(loc, str(error))
+            return None
+
+    def inputs(self) -> dict[str, Any]:
+        return {k: self.keras.Input(tuple(f.shape), dtype=f.dtype, name=k) for k, f in self.spec.model.inputs.items()}
+
+    def preprocessing(self) -> None:
+        """The preprocessing then augmentation layers, applied to the input they map (as the
+        pipeline does, then cast back to the input's dtype): the model must get its declared shape."""
+        train = self.spec.data.train
+        if not (train.preprocess or train.augment):
+            return
+        name, declared = next(iter(self.spec.model.inputs.items()))
+        x = self.keras.Input(tuple(declared.shape), dtype=declared.dtype, name=name)
+        last = None
+        for group, training in (("preprocess", False), ("augment", True)):
+            for i, item in enumerate(getattr(train, group)):
+                loc = ("data", "train", group, i)
+                layer = self.layer(item, loc)
+                x = None if layer is None or x is None else self.apply(layer, x, loc, item.type, training=training)
+                last = loc, item.type
+        if x is not None and not _same_shape(tuple(x.shape[1:]), tuple(declared.shape)):
+            self.fail(last[0], f"{last[1]}: after it an example is {_shape(x.shape[1:])}, but the model's input "
+                      f"`{name}` is declared {_shape(declared.shape)}")
+
+    def layer_model(self):
+        spec, keras = self.spec, self.keras
+        inputs = self.inputs()
+        x = self.stack(spec.model.layers, inputs[next(iter(inputs))], ("model", "layers"))
+        outputs = {}
+        for name in output_names(spec):
+            head = list(spec.model.outputs[name])
+            if spec.precision != "float32":
+                head = float32_head(head)  # as the script: the last layer computes in float32
+            out = self.stack(head, x, ("model", "outputs", name))
+            if out is not None:
+                outputs[name] = out
+        if len(outputs) < len(spec.model.outputs):
+            return None, outputs
+        try:
+            return keras.Model(inputs=inputs, outputs=outputs, name=spec.name), outputs
+        except Exception as error:  # noqa: BLE001
+            self.fail(("model",), f"Model: {first_line(error)}")
+            return None, outputs
+
+    def builder_model(self):
+        spec, keras, loc = self.spec, self.keras, ("model", "builder")
+        build = self.function(spec.model.builder, loc)
+        if build is None:
+            return None, None
+        try:
+            model = build(**spec.model.kwargs)
+        except Exception as error:  # noqa: BLE001 - the user's function
+            self.fail(loc, f"`{spec.model.builder}` raised {type(error).__name__}: {first_line(error)}")
+            return None, None
+        if not isinstance(model, keras.Model):
+            self.fail(loc, f"`{spec.model.builder}` returned a {type(model).__name__}, not a keras.Model")
+            return None, None
+        try:
+            outputs = model(self.inputs())  # the batches are dicts keyed by input name
+        except Exception as error:  # noqa: BLE001
+            self.fail(loc, f"the model refuses the spec's inputs ({', '.join(spec.model.inputs)}): {first_line(error)}")
+            return None, None
+        if not isinstance(outputs, dict) or set(outputs) != set(spec.targets):
+            found = _names(outputs) if isinstance(outputs, dict) else f"a {type(outputs).__name__}"
+            self.fail(loc, f"the model's outputs must be a dict keyed by the targets ({_names(spec.targets)}), "
+                      f"found {found}")
+            return model, None
+        if isinstance(model.output, dict):  # its own graph shows each head's last layer
+            self.graph_outputs = model.output
+        if spec.precision != "float32":
+            for name, out in outputs.items():
+                if out.dtype != "float32":
+                    self.fail(loc, f"output `{name}` is {out.dtype} under {spec.precision}: give its last layer "
+                              "dtype='float32' (losses never run in float16)")
+        return model, outputs
+
+    # --- heads: output vs target, loss and metrics -----------------------------------------
+
+    def head(self, name: str, out: Any) -> None:
+        spec = self.spec
+        loss_spec = spec.losses[name]
+        loss_loc = ("losses", name)
+        loss = self.construct(loss_spec, "losses", loss_loc, {"reduction": "None"})
+        metrics = [(i, m, self.construct(m, "metrics", ("metrics", name, i))) for i, m in enumerate(spec.metrics.get(name, []))]
+        if out is None:
+            return
+        target = spec.targets[name]
+        where = self.head_loc(name)
+        if not str(out.dtype).startswith(("float", "bfloat")):
+            self.fail(where, f"output `{name}` is {out.dtype}: a loss needs floating-point predictions")
+            return
+        output_shape, target_shape = tuple(out.shape[1:]), tuple(target.shape)
+        shape_ok = self.shapes(loss_spec.type, output_shape, target_shape, target.classes, loss_loc, name)
+        for i, metric, _ in metrics if shape_ok else ():  # a wrong head is reported once, at its loss
+            shape_ok &= self.shapes(metric.type, output_shape, target_shape, target.classes, ("metrics", name, i), name)
+        self.activation(name, out, loss_spec, output_shape, metrics)
+        if shape_ok and loss is not None and loss_spec.type not in UNCHECKED_SHAPES:
+            self.try_on_batch(name, out, loss, loss_spec.type, loss_loc, metrics)
+
+    def head_loc(self, name: str) -> Loc:
+        if self.spec.model.builder:
+            return ("model", "builder")
+        head = self.spec.model.outputs[name]
+        return ("model", "outputs", name, len(head) - 1) if head else ("model", "outputs", name)
+
+    def shapes(self, kind: str, output: tuple, target: tuple, classes: int | None, loc: Loc, name: str) -> bool:
+        """Whether the head's output fits the target under this loss or metric (else an issue)."""
+        if kind in SPARSE:
+            if len(target) == len(output) and target and target[-1] == 1:
+                target = target[:-1]  # Keras squeezes a trailing 1 from class ids
+            if len(output) != len(target) + 1 or not _same_shape(output[:-1], target):
+                self.fail(loc, f"{kind}: target `{name}` of shape {_shape(target)} holds class ids, so the output "
+                          f"must be {_shape(target + ('classes',))}, but it is {_shape(output)}")
+                return False
+        elif kind in UNCHECKED_SHAPES or kind not in catalog.classes("losses") and kind not in ONE_HOT:
+            return True
+        elif not _same_shape(*_squeezed(output, target)):
+            hint = ""
+            if kind in ONE_HOT and classes and output == target + (classes,):
+                hint = f"; for class ids use Sparse{kind}"
+            self.fail(loc, f"{kind}: output `{name}` is {_shape(output)} per example but its target is "
+                      f"{_shape(target)}{hint}")
+            return False
+        if kind in BINARY and classes and classes > 2 and (not target or target[-1] != classes):
+            self.fail(loc, f"{kind}: takes 0/1 targets, but target `{name}` has `classes: {classes}`: for class ids "
+                      f"use SparseCategoricalCrossentropy on {classes} outputs")
+            return False
+        if classes and (kind in SPARSE or kind in ONE_HOT) and output and output[-1] not in (None, classes):
+            self.fail(loc, f"{kind}: output `{name}` gives {output[-1]} class scores but target `{name}` has "
+                      f"`classes: {classes}`")
+            return False
+        return True
+
+    def activation(self, name: str, out: Any, loss_spec: KerasObject, output_shape: tuple, metrics: list) -> None:
+        """from_logits against the head's last activation; thresholds of metrics on logits."""
+        final, layer = _final_activation(self.keras, self.graph_outputs.get(name, out))
+        where = self.head_loc(name)
+        if final == "softmax" and output_shape and output_shape[-1] == 1:
+            self.fail(where, f"{layer}: a softmax over one unit is always 1.0: use a sigmoid for one output unit")
+            return
+        if loss_spec.type not in PROBABILISTIC:
+            return
+        logits = bool(loss_spec.args.get("from_logits", False))
+        if logits and final in ("softmax", "sigmoid"):
+            self.fail(("losses", name, "from_logits"), f"{loss_spec.type}: output `{name}` ends in a {final} "
+                      f"({layer}), so it is not logits: remove `from_logits: true` or the activation")
+            return
+        if not logits and final == "linear":
+            self.fail(("losses", name), f"{loss_spec.type}: output `{name}` has no activation ({layer}), so it "
+                      "gives logits, but the loss expects probabilities: set `from_logits: true`")
+            return
+        if not logits:
+            return
+        for i, metric, _ in metrics:
+            loc = ("metrics", name, i)
+            argument = THRESHOLD_ARGUMENT.get(metric.type)
+            if argument and argument not in metric.args:
+                self.fail(loc, f"{metric.type}: thresholds at 0.5, but output `{name}` gives logits (its loss has "
+                          f"`from_logits: true`): set `{argument}: 0.0` (a logit of 0 is a probability of 0.5)")
+            elif metric.type in PROBABILITY_ONLY:
+                self.fail(loc, f"{metric.type}: reads probabilities in [0, 1], but output `{name}` gives logits "
+                          "(its loss has `from_logits: true`)")
+            elif "from_logits" in catalog.classes("metrics")[metric.type]["params"] and not metric.args.get("from_logits"):
+                self.fail(loc, f"{metric.type}: output `{name}` gives logits (its loss has `from_logits: true`): "
+                          "set `from_logits: true`")
+
+    def try_on_batch(self, name: str, out: Any, loss: Any, kind: str, loc: Loc, metrics: list) -> None:
+        """Call the loss and update the metrics on a batch of two zero examples (never data)."""
+        zeros, target = self.keras.ops.zeros, self.spec.targets[name]
+        y_pred = zeros([2, *(d or _EXAMPLE_LENGTH for d in out.shape[1:])], dtype=out.dtype)
+        y_true = zeros([2, *(d or _EXAMPLE_LENGTH for d in target.shape)], dtype=target.dtype)
+        try:
+            loss(y_true, y_pred)
+        except Exception as error:  # noqa: BLE001
+            self.fail(loc, f"{kind}: {first_line(error)}")
+        for i, metric, built in metrics:
+            if built is None:
+                continue
+            try:
+                built.update_state(y_true, y_pred)
+            except Exception as error:  # noqa: BLE001
+                self.fail(("metrics", name, i), f"{metric.type}: {first_line(error)}")
+
+    # --- optimizer ---------------------------------------------------------------------------
+
+    def optimizer(self, model: Any) -> None:
+        spec, view = self.spec, optimizer_view(self.spec)
+        rate = spec.optimizer.args.get("learning_rate")
+        if isinstance(rate, dict):
+            schedule = self.construct(rate, "schedules", ("optimizer", "learning_rate"))
+            if schedule is None:
+                return
+            learning_rate = schedule
+            try:
+                first = float(schedule(0))
+            except Exception as error:  # noqa: BLE001
+                self.fail(("optimizer", "learning_rate"), f"{rate['type']}: {first_line(error)}")
+                return
+            if not math.isfinite(first) or first < 0:
+                self.fail(("optimizer", "learning_rate"), f"{rate['type']}: the rate at step 0 is {first}")
+                return
+        else:
+            learning_rate = rate
+        # as build_optimizer writes it: whole, or taking the wrapped rate by the name `learning_rate`
+        optimizer = self.evaluate(view.call, ("optimizer",), spec.optimizer.type, learning_rate=learning_rate)
+        if optimizer is None:
+            return
+        if spec.precision == "mixed_float16":
+            optimizer = self.keras.optimizers.LossScaleOptimizer(optimizer)
+        if model is not None:
+            try:
+                optimizer.build(model.trainable_variables)  # the script builds the slots before step 1
+            except Exception as error:  # noqa: BLE001
+                self.fail(("optimizer",), f"{spec.optimizer.type}: {first_line(error)}")
+
+
+def summary_table(model: Any) -> str:
+    """The model's layers (name, class, output shape, parameters) and its parameter counts."""
+    rows = [("layer", "type", "output shape", "params")]
+    for layer in model.layers:
+        try:
+            shape = layer.output.shape
+        except (AttributeError, ValueError):  # a layer used more than once has no single output
+            shape = None
+        rows.append((layer.name, type(layer).__name__, "?" if shape is None else _shape(shape), f"{layer.count_params():,}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = ["  ".join([*(cell.ljust(w) for cell, w in zip(row[:3], widths)), row[3].rjust(widths[3])]) for row in rows]
+    trainable = sum(math.prod(v.shape) for v in model.trainable_weights)
+    total = model.count_params()
+    lines.append(f"{total:,} parameters ({trainable:,} trainable, {total - trainable:,} not)")
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def _final_activation(keras, out: Any) -> tuple[str | None, str]:
+    """The activation that computes `out` ('linear' for none) and its layer's class, or None
+    when the last layer has no activation to read (pooling, normalisation, ...)."""
+    layer, node, _ = getattr(out, "_keras_history", (None, 0, 0))
+    while isinstance(layer, keras.layers.Activation) and _activation_name(keras, layer.activation) == "linear":
+        previous = layer._inbound_nodes[node].input_tensors  # past the float32 cast tfgen may add
+        if len(previous) != 1:
+            break
+        layer, node, _ = getattr(previous[0], "_keras_history", (None, 0, 0))
+    if layer is None:
+        return None, ""
+    if isinstance(layer, keras.layers.Softmax):
+        return "softmax", type(layer).__name__
+    function = getattr(layer, "activation", None)
+    if function is None:
+        return None, type(layer).__name__
+    return _activation_name(keras, function), type(layer).__name__
+
+
+def _activation_name(keras, function: Any) -> str | None:
+    try:
+        name = keras.activations.serialize(function)
+    except Exception:  # noqa: BLE001 - a custom callable
+        return None
+    return name if isinstance(name, str) else None
+
+
+def _squeezed(output: tuple, target: tuple) -> tuple[tuple, tuple]:
+    """Both shapes after Keras's squeeze of a trailing 1 when their ranks differ by one."""
+    if len(output) == len(target) + 1 and output[-1] == 1:
+        return output[:-1], target
+    if len(target) == len(output) + 1 and target[-1] == 1:
+        return output, target[:-1]
+    return output, target
+
+
+def _names(keys) -> str:
+    return ", ".join(f"`{key}`" for key in sorted(keys))
+
+
+def _same_shape(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
+
+
+def _shape(shape) -> str:
+    return "(" + ", ".join("None" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"

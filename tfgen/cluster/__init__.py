@@ -1,0 +1,1 @@
+"""Beyond one machine: `tfgen launch`, `tf-config` and `manifest` (no TensorFlow)."""

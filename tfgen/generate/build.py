@@ -1,0 +1,314 @@
+"""Build, check and diff generated files: render everything first, then write atomically."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import os
+import re
+import stat
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple, TypeVar
+
+from tfgen.errors import SpecError, SpecIssue, UsageError
+from tfgen.paths import display_path, shown_path
+from tfgen.spec.loader import Located
+from tfgen.generate.plan import user_functions
+from tfgen.generate.render import RUNTIME_FILE, render, render_runtime
+from tfgen.spec.resolve import resolve, resolved_sha256
+from tfgen.generate.selfcheck import require_clean
+from tfgen.spec.models import Spec
+from tfgen.spec.validate import validate
+
+T = TypeVar("T")
+# Modules a generated script imports besides the standard library's: Python puts the script's
+# folder first on sys.path, so a script of one of these names would import itself instead.
+TRAINING_MODULES = ("keras", "tensorflow", "numpy")
+HASH_LINE = re.compile(r"^# Spec sha256: ([0-9a-f]{64})$", re.MULTILINE)
+MAX_GENERATED_BYTES = 4 * 2**20  # a file at a generated path larger than this is not tfgen's
+KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+         stat.S_IFSOCK: "a socket"}
+
+
+@dataclass(frozen=True)
+class Target:
+    """One spec and the file generated from it."""
+
+    spec: Path | None  # None: the support module shared by every script
+    output: Path
+    text: str  # the generated source
+    spec_sha256: str
+
+
+class Loaded(NamedTuple):
+    """One resolved and valid spec: its path as messages show it, its located document, the Spec."""
+
+    shown: str
+    doc: Located
+    spec: Spec
+
+
+def load_spec(path: Path, overrides: list[str] | tuple[str, ...] = ()) -> Loaded:
+    """Resolve `path` (following `extends`, applying `--set` overrides) and validate it; SpecError if invalid."""
+    shown = display_path(path)
+    doc = resolve(path, shown, overrides)
+    return Loaded(shown, doc, validate(doc))
+
+
+class Issues:
+    """The problems of many specs, gathered so that one SpecError reports all of them."""
+
+    def __init__(self) -> None:
+        self.found: list[SpecIssue] = []
+
+    def attempt(self, function: Callable[..., T], *args: Any) -> T | None:
+        """`function(*args)`, or None when it raised SpecError (whose problems are kept)."""
+        try:
+            return function(*args)
+        except SpecError as error:
+            self.found.extend(error.issues)
+            return None
+
+    def raise_any(self) -> None:
+        if self.found:
+            raise SpecError(self.found)
+
+
+def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[str, ...] = (), *,
+                 loaded: dict[Path, Loaded] | None = None) -> list[Target]:
+    """Render every spec; raise SpecError with the problems of all specs if any is invalid.
+    `loaded`: specs already loaded (by load_spec), rendered as they are instead of loaded again."""
+    targets, issues = [], Issues()
+    given = {spec.resolve() for spec in specs}
+    writers: dict[Path, Path] = {}  # output file -> the spec that writes it
+    for spec_path in specs:
+        shown = display_path(spec_path)
+        output = out_dir / f"{spec_path.stem}.py"
+        if f"{spec_path.stem}.py" == RUNTIME_FILE:
+            issues.found.append(SpecIssue(shown, 1, 1, "", f"a spec named `{spec_path.name}` would overwrite the support module {RUNTIME_FILE}: rename it"))
+            continue
+        if spec_path.stem in sys.stdlib_module_names or spec_path.stem in TRAINING_MODULES:
+            issues.found.append(SpecIssue(shown, 1, 1, "", f"a spec named `{spec_path.name}` would generate {spec_path.stem}.py, which would shadow the module `{spec_path.stem}` (a script's folder comes first on sys.path, so `import {spec_path.stem}` would import the script): rename the spec"))
+            continue
+        if output.resolve() in given:
+            issues.found.append(SpecIssue(shown, 1, 1, "", f"the generated script {display_path(output)} would overwrite a spec given to this command: rename the spec or pick another --out"))
+            continue
+        first = writers.setdefault(output.resolve(), spec_path)
+        if first.resolve() == spec_path.resolve() and first is not spec_path:
+            continue  # the same spec twice: build it once
+        if first is not spec_path:
+            issues.found.append(SpecIssue(shown, 1, 1, "", f"{display_path(first)} also writes {display_path(output)} (specs with the same name in one build): rename one"))
+            continue
+        ready = (loaded or {}).get(spec_path) or issues.attempt(load_spec, spec_path, overrides)
+        if ready and (target := issues.attempt(_script_target, spec_path, ready, output)):
+            targets.append(target)
+    issues.raise_any()
+    # One support module beside the scripts, shared by all of them.
+    return [*targets, Target(None, out_dir / RUNTIME_FILE, _checked_runtime(), "")]
+
+
+@functools.cache
+def _checked_runtime() -> str:
+    """The support module's text, self-checked once per process (it does not depend on the spec)."""
+    runtime = render_runtime()
+    require_clean(runtime, RUNTIME_FILE, "tfgen's support module")
+    return runtime
+
+
+def _script_target(spec_path: Path, loaded: Loaded, output: Path) -> Target:
+    """The script generated from one valid spec; SpecError when a module it names would import the script."""
+    shown, doc, spec = loaded
+    shadowed = [loc for loc, ref in user_functions(spec) if ref.partition(":")[0].split(".")[0] == spec_path.stem]
+    if shadowed:  # the script's folder is on sys.path: `import x` from x.py imports the script
+        message = f"module `{spec_path.stem}` has the name of the script this spec generates ({output.name}), which would import itself instead: rename the spec or the module"
+        raise SpecError([doc.issue(loc, message) for loc in shadowed])
+    sha = resolved_sha256(doc)
+    # Where the script finds user modules beside the spec: relative, so the same bytes anywhere.
+    spec_dir = Path(os.path.relpath(spec_path.resolve().parent, output.parent.resolve())).as_posix()
+    text = render(spec, spec_path=shown, sha256=sha, spec_dir=spec_dir)
+    require_clean(text, output.name, shown)
+    return Target(spec_path, output, text, sha)
+
+
+class OutputError(UsageError):
+    """A file could not be written or read (exit code 2; nothing was changed)."""
+
+
+def _temporary_pattern(path: Path) -> re.Pattern[str]:
+    """The names `write_files` gives its temporary files for `path` (as tempfile.mkstemp makes them)."""
+    return re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]+\.tmp\Z")
+
+
+def _mode(path: Path) -> int:
+    """The mode to give `path`: its current one when it exists, else 0o666 less the umask."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or str(error)
+
+
+def write_files(files: list[tuple[Path, str]]) -> None:
+    """Write every file or none: stage each as a temporary file beside it, then rename them all
+    into place; if a rename fails, restore what was renamed. Leftover temporary files of these
+    paths (from a killed build) are removed first. Raises OutputError naming the file."""
+    created: list[Path] = []  # folders made here, removed again on failure
+    staged: list[tuple[Path, str, int]] = []  # (path, temporary, mode)
+    previous: list[tuple[Path, bytes | None]] = []  # renamed so far, with their former bytes
+    try:
+        for path, _ in files:
+            missing = [folder for folder in [path.parent, *path.parent.parents] if not folder.exists()]
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except FileExistsError:
+                raise OutputError(f"{shown_path(path.parent)}: cannot create the output folder: a file is in the way") from None
+            except OSError as error:
+                raise OutputError(f"{shown_path(path.parent)}: cannot create the output folder: {_reason(error)}") from None
+            created.extend(reversed(missing))
+        for path, _ in files:
+            pattern = _temporary_pattern(path)
+            try:
+                leftovers = [entry for entry in os.scandir(path.parent) if pattern.match(entry.name)]
+            except OSError as error:
+                raise OutputError(f"{shown_path(path.parent)}: cannot list the output folder: {_reason(error)}") from None
+            for entry in leftovers:
+                Path(entry.path).unlink(missing_ok=True)
+        formers = {}  # each file's bytes before the build (None: none), read before any rename
+        for path, text in files:
+            formers[path] = read_existing(path, "write")
+            mode = _mode(path)
+            try:
+                staged.append((path, _stage(path, text.encode("utf-8"), mode), mode))
+            except OSError as error:
+                raise OutputError(f"{shown_path(path)}: cannot write the generated file: {_reason(error)}") from None
+        for path, temporary, _ in staged:
+            try:
+                os.replace(temporary, path)
+            except OSError as error:
+                raise OutputError(f"{shown_path(path)}: cannot write the generated file: {_reason(error)}") from None
+            previous.append((path, formers[path]))
+    except BaseException:
+        for _, temporary, _ in staged:
+            Path(temporary).unlink(missing_ok=True)
+        for path, former in reversed(previous):
+            _restore(path, former)
+        for folder in reversed(created):
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+        raise
+
+
+def _restore(path: Path, former: bytes | None) -> None:
+    """Put back a file's former bytes (or remove it when it did not exist), best effort."""
+    try:
+        if former is None:
+            path.unlink(missing_ok=True)
+        else:
+            os.replace(_stage(path, former, _mode(path)), path)
+    except OSError:
+        pass
+
+
+def _stage(path: Path, data: bytes, mode: int) -> str:
+    """Write `data` to a temporary file beside `path` (named for leftover clean-up) with `mode`."""
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(temporary, mode)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return temporary
+
+
+def write_atomically(path: Path, text: str) -> None:
+    write_files([(path, text)])
+
+
+def read_existing(path: Path, doing: str = "read") -> bytes | None:
+    """The bytes of the file at `path` (links followed), or None when there is none. Only a
+    regular file of at most MAX_GENERATED_BYTES is opened and read, so a FIFO, a device or a
+    huge file at a generated path never hangs or exhausts tfgen: OutputError names the file."""
+    where = f"{shown_path(path)}: cannot {doing} the generated file"
+    try:
+        _regular(os.stat(path), where)  # before opening: a FIFO's open blocks, a device's may act
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise OutputError(f"{where}: {_reason(error)}") from None
+    try:
+        _regular(os.fstat(fd), where)  # it may have been swapped since the stat
+        data = _read_at_most(fd, MAX_GENERATED_BYTES + 1)
+    except OSError as error:
+        raise OutputError(f"{where}: {_reason(error)}") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_GENERATED_BYTES:
+        raise OutputError(f"{where}: it is larger than {MAX_GENERATED_BYTES // 2**20} MiB (no generated file is)")
+    return data
+
+
+def _regular(status: os.stat_result, where: str) -> None:
+    """OutputError unless `status` is a regular file's of at most MAX_GENERATED_BYTES."""
+    if stat.S_ISDIR(status.st_mode):
+        raise OutputError(f"{where}: it is a directory")
+    if not stat.S_ISREG(status.st_mode):
+        kind = KINDS.get(stat.S_IFMT(status.st_mode), "a special file")
+        raise OutputError(f"{where}: it is {kind}, not a regular file")
+    if status.st_size > MAX_GENERATED_BYTES:
+        raise OutputError(f"{where}: it is larger than {MAX_GENERATED_BYTES // 2**20} MiB (no generated file is)")
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    chunks, size = [], 0
+    while size < limit and (chunk := os.read(fd, min(2**20, limit - size))):
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def current(target: Target) -> str | None:
+    """The generated file on disk, or None when missing; OutputError when it cannot be read."""
+    data = read_existing(target.output)
+    try:
+        return None if data is None else data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise OutputError(f"{shown_path(target.output)}: cannot read the generated file: it is not UTF-8 text") from None
+
+
+def problem(target: Target) -> str | None:
+    """Why the file on disk differs from what build would write, or None if it matches."""
+    existing = current(target)
+    if existing is None:
+        return "missing"
+    if existing == target.text:
+        return None
+    recorded = HASH_LINE.search(existing)
+    if target.spec is not None and recorded and recorded.group(1) != target.spec_sha256:
+        return "stale (the spec changed since it was generated)"
+    return "hand-edited or made by another tfgen version"
+
+
+def unified_diff(target: Target) -> str:
+    existing = current(target) or ""
+    return "".join(
+        difflib.unified_diff(
+            existing.splitlines(keepends=True),
+            target.text.splitlines(keepends=True),
+            fromfile=f"a/{display_path(target.output)}",
+            tofile=f"b/{display_path(target.output)}",
+        )
+    )

@@ -1,0 +1,131 @@
+"""How spec values become code: Python literals, Keras constructor calls, keyword arguments and
+wired layer stacks. Spec values reach the code only through `literal()` (a Python literal, never
+spliced text), or as constructor calls built from validated class and argument names."""
+
+from __future__ import annotations
+
+import keyword
+from typing import Any
+
+from tfgen.generate.views import Keywords, LayerLine, LineKind
+from tfgen.spec import catalog
+from tfgen.spec.models import KerasObject
+from tfgen.spec.models.model import Residual
+from tfgen.spec.support import INTEGER_ADAPTED
+
+
+def literal(value: Any) -> str:
+    """A Python literal for plain spec data (str, number, bool, None, list, tuple, dict)."""
+    if isinstance(value, bool) or value is None or isinstance(value, (int, float, str)):
+        return repr(value)
+    if isinstance(value, tuple):
+        inner = ", ".join(literal(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"cannot emit {type(value).__name__} as a literal")
+
+
+def keras_call(obj: KerasObject | dict, kind: str, extra: dict[str, str] | None = None) -> str:
+    """`keras.<namespace>.<Class>(arg=value, ...)`, with nested Keras objects constructed too."""
+    if isinstance(obj, dict):
+        name, args = obj["type"], {k: v for k, v in obj.items() if k != "type"}
+    else:
+        name, args = obj.type, obj.args
+    parts = [f"{arg}={argument(arg, value)}" for arg, value in args.items()]
+    parts += [f"{arg}={code}" for arg, code in (extra or {}).items()]
+    return f"{catalog.NAMESPACE[kind]}.{name}({', '.join(parts)})"
+
+
+def argument(name: str, value: Any) -> str:
+    """One constructor argument: a nested Keras object, or a literal."""
+    if isinstance(value, dict) and "type" in value:
+        return keras_call(value, catalog.nested_kind(name, value["type"]))
+    return literal(value)
+
+
+def keywords(kwargs: dict[str, Any]) -> Keywords | None:
+    """Keyword arguments as `name=value` when every key is an identifier, else `**{...}`;
+    None: no arguments."""
+    if not kwargs:
+        return None
+    if all(isinstance(k, str) and k.isidentifier() and not keyword.iskeyword(k) for k in kwargs):
+        return Keywords(named={k: literal(v) for k, v in kwargs.items()})
+    return Keywords(unpacked=literal(kwargs))
+
+
+# Adapted layers that learn outside variables, and the dtype of the copy the checkpoint keeps.
+KEPT_OUTSIDE = {"Discretization": "float32", "IntegerLookup": "int64"}
+
+
+def layer_lines(
+    items: list, adapted: dict[str, int], mixed: bool = False, *, source: str, variable: str, result: str
+) -> list[LayerLine]:
+    """The stack's lines, from `source` through `variable` into `result`, the same way for any
+    number of layers and residual blocks: the last line assigns `result` (a stack with no layers
+    is `result = source`, or no line when they are the same name). Adapted layers are named
+    (their `name`, else `adapted_<type>[_n]`) and added to `adapted` ({layer name: batches}),
+    which the script finds them by. Under mixed precision they compute in float32: Keras's
+    `adapt` fails in float16 (and would overflow)."""
+    steps = _stack_steps(items, adapted, mixed, depth=0)
+    if not steps:
+        return [] if source == result else [LayerLine(LineKind.ALIAS, target=result, source=source)]
+    lines = []
+    current = source
+    for index, step in enumerate(steps):
+        if step.kind is LineKind.ALIAS:  # a residual block opens: keep its input
+            lines.append(LayerLine(LineKind.ALIAS, target=step.shortcut, source=current))
+            continue
+        target = result if index == len(steps) - 1 else variable
+        lines.append(LayerLine(step.kind, target=target, source=current, code=step.code, shortcut=step.shortcut))
+        current = target
+    return lines
+
+
+def _stack_steps(items: list, adapted: dict[str, int], mixed: bool, depth: int) -> list[LayerLine]:
+    """The stack's steps in order, not yet wired (targets and sources are filled by layer_lines)."""
+    steps = []
+    for item in items:
+        if isinstance(item, Residual):
+            shortcut = "shortcut" if depth == 0 else f"shortcut_{depth + 1}"
+            steps.append(LayerLine(LineKind.ALIAS, target="", source="", shortcut=shortcut))
+            steps += _stack_steps(item.residual, adapted, mixed, depth + 1)
+            steps.append(LayerLine(LineKind.ADD, target="", source="", shortcut=shortcut))
+        else:
+            code = keras_call(item, "layers", adapted_arguments(item, adapted, mixed))
+            steps.append(LayerLine(LineKind.LAYER, target="", source="", code=code))
+    return steps
+
+
+def adapted_arguments(item: Any, adapted: dict[str, int], mixed: bool) -> dict[str, str]:
+    """The arguments tfgen adds to an adapted layer's call (its name, float32 under mixed
+    precision), recording it in `adapted`; none for other layers."""
+    if not getattr(item, "adapt_batches", None):
+        return {}
+    name = item.args.get("name") or _adapted_name(item.type, adapted)
+    adapted[name] = item.adapt_batches
+    extra = {} if "name" in item.args else {"name": literal(name)}
+    if mixed and "dtype" not in item.args and item.type not in INTEGER_ADAPTED:
+        extra["dtype"] = literal("float32")
+    return extra
+
+
+def _adapted_name(layer_type: str, taken: dict[str, int]) -> str:
+    """`adapted_normalization`, then `_2`...: Keras never names an unnamed layer `adapted_*`."""
+    base = "adapted_" + "".join(f"_{c.lower()}" if c.isupper() else c for c in layer_type).lstrip("_")
+    number = 1
+    while (base if number == 1 else f"{base}_{number}") in taken:
+        number += 1
+    return base if number == 1 else f"{base}_{number}"
+
+
+def float32_head(layers: list) -> list:
+    """The head's layers with the last one computing in float32 (losses never run in float16)."""
+    if layers and isinstance(layers[-1], KerasObject):
+        last = layers[-1]
+        if "dtype" in last.args:
+            return layers  # an explicit dtype: validation checked it is float32
+        return [*layers[:-1], last.model_copy(update={"args": {**last.args, "dtype": "float32"}})]
+    return [*layers, KerasObject.model_construct(type="Activation", args={"activation": "linear", "dtype": "float32"})]

@@ -1,0 +1,395 @@
+"""Planning: turn a validated Spec into a typed view of what the templates emit.
+
+Every decision about the generated code is made here (with tfgen.generate.decisions); the views
+are in tfgen.generate.views, the code text of spec values in tfgen.generate.code, and the
+templates lay the view out.
+"""
+
+from __future__ import annotations
+
+
+from tfgen.generate.code import KEPT_OUTSIDE, argument, float32_head, keras_call, keywords, layer_lines, literal
+from tfgen.generate.decisions import resolve_in_memory, resolve_jit
+from tfgen.generate.views import (
+    Batching,
+    Cache,
+    CheckpointView,
+    ClipKind,
+    Clipping,
+    DataView,
+    DistributionView,
+    FieldView,
+    LayerLine,
+    LoggingView,
+    LossTotal,
+    ModelView,
+    OptimizerView,
+    OutputView,
+    Padding,
+    Part,
+    PrecisionView,
+    Profile,
+    SOURCE_IMPORTS,
+    SourceType,
+    SourceView,
+    StepView,
+    StrategyKind,
+    TrackerArgs,
+    TrackersView,
+    View,
+    Weighting,
+)
+from tfgen.spec.models import Spec
+from tfgen.spec.names import has_validation, metric_keys, output_names
+from tfgen.spec.support import model_layers
+
+
+FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
+
+
+RUNTIME_MODULE = "tfgen_runtime"  # the support module written beside the scripts
+
+
+# Every top-level name a generated script defines or imports, in one place: a test parses every
+# generated script and fails if it binds a name missing here. User modules are never bound at
+# the top level (`rt.function` imports them when called), so no spec can shadow these.
+SCRIPT_NAMES = frozenset(
+    """os sys time zipfile Path keras tf rt
+    SEED OUTPUT_DIR SPEC_DIR EPOCHS GLOBAL_BATCH_SIZE VALIDATION_BATCH_SIZE SHUFFLE_BUFFER VALIDATION_SPLIT
+    INPUTS TARGETS SYNTHETIC_TRAIN_EXAMPLES SYNTHETIC_VALIDATION_EXAMPLES STEPS_PER_EXECUTION
+    ACCUMULATION_STEPS EXAMPLES_PER_UPDATE LOSS_WEIGHTS CLIP_LIMIT VALIDATION_EVERY
+    VALIDATION_STEPS CHECKPOINT_EVERY_EPOCHS CHECKPOINT_EVERY_STEPS CHECKPOINTS_TO_KEEP CPU_REPLICAS
+    LOG_EVERY_STEPS PROFILE_START_STEP PROFILE_STEPS LOSSES ADAPT_BATCHES KEPT_OUTSIDE kept_outside learned adapt COLLECTIVE_TIMEOUT_SECONDS np
+    load_data load_npz load_tfrecord load_keras_dataset train_pipeline
+    validation_pipeline build_datasets build_preprocessing build_augmentation build_model
+    build_optimizer WarmUp ScaledOnPlateau build_metrics per_example_losses mean_per_example
+    total_loss update_metrics LossWeighting
+    skip_everywhere_if_nonfinite clip_across_replicas apply_unless_nonfinite Summaries Profiler
+    shard_options layer_map Trainer train_epoch end_epoch fit main""".split()
+)
+
+
+def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".") -> View:
+    """`spec_dir`: the spec's folder relative to the script's (POSIX), where the script looks
+    for user modules after sys.path and the working directory."""
+    adapted: dict[str, int] = {}
+    mixed = spec.precision != "float32"
+    # The trunk first: its adapted layers come first.
+    trunk = layer_lines(spec.model.layers, adapted, mixed, source="x", variable="x", result="x")
+    outputs = _outputs(spec, adapted, mixed)
+    return View(
+        header={"version": version, "spec_path": spec_path, "sha256": spec_sha256},
+        docstring=_docstring(spec, outputs),
+        name=spec.name,
+        seed=spec.seed,
+        output_dir=literal(spec.output_dir or f"runs/{spec.name}"),
+        spec_dir=literal(spec_dir) if user_functions(spec) else None,
+        epochs=spec.train.epochs,
+        inputs=[_field(n, i.shape, i.dtype, _input_classes(i)) for n, i in spec.model.inputs.items()],
+        targets=[_field(n, t.shape, t.dtype, t.classes) for n, t in spec.targets.items()],
+        data=_data(spec, adapted),
+        model=_model(spec, trunk, outputs, adapted),
+        optimizer=optimizer_view(spec),
+        precision=PrecisionView(
+            policy=None if spec.precision == "float32" else spec.precision,
+            loss_scaling=spec.precision == "mixed_float16",
+            check_builder_outputs=spec.precision != "float32" and spec.model.builder is not None,
+        ),
+        distribution=DistributionView(
+            kind=StrategyKind(spec.strategy.type),
+            device=literal(spec.strategy.device),
+            devices=literal(spec.strategy.devices),
+            cpu_replicas=spec.strategy.cpu_replicas,
+            communication=spec.strategy.communication.upper(),
+            timeout=spec.strategy.timeout_seconds if spec.strategy.type == "multi_worker_mirrored" else None,
+        ),
+        step=_step(spec, outputs),
+        trackers=_trackers(spec),
+        checkpoint=CheckpointView(
+            every_epochs=_every_epochs(spec),
+            every_steps=spec.checkpoint.every_steps,
+            keep=spec.checkpoint.keep,
+            resume=spec.checkpoint.resume == "auto",
+            export_keras="keras" in spec.checkpoint.export,
+            export_saved_model="saved_model" in spec.checkpoint.export,
+        ),
+        logging=LoggingView(
+            tensorboard=spec.logging.tensorboard,
+            every_steps=spec.logging.every_steps,
+            profile=Profile(spec.logging.profile.start_step, spec.logging.profile.steps) if spec.logging.profile else None,
+            validation_every=spec.train.validation_every
+            if has_validation(spec) and spec.train.validation_every > 1
+            else None,
+        ),
+    )
+
+
+def _every_epochs(spec: Spec) -> int | None:
+    every = spec.checkpoint.every_epochs
+    return every if not spec.checkpoint.every_steps and every and every > 1 else None
+
+
+def _input_classes(item) -> int | None:
+    """Synthetic integer inputs draw from [0, vocabulary) (or {0, 1} with no vocabulary)."""
+    if item.vocabulary:
+        return item.vocabulary
+    return None if item.dtype in ("uint8", "bool", *FLOAT_DTYPES) else 2
+
+
+def _field(name: str, shape: list, dtype: str, classes: int | None) -> FieldView:
+    return FieldView(name=name, shape=literal(tuple(shape)), dtype=dtype, classes=classes)
+
+
+def _outputs(spec: Spec, adapted: dict[str, int], mixed: bool) -> list[OutputView]:
+    metrics: dict[str, list[tuple[str, str]]] = {}
+    for output, key, metric in metric_keys(spec):
+        metrics.setdefault(output, []).append((key, keras_call(metric, "metrics")))
+    views = []
+    for name in output_names(spec):
+        head = list(spec.model.outputs.get(name, []))
+        if mixed and spec.model.builder is None:
+            head = float32_head(head)
+        views.append(
+            OutputView(
+                name=name,
+                layers=layer_lines(head, adapted, mixed, source="x", variable="h", result=f"outputs[{literal(name)}]"),
+                loss=keras_call(spec.losses[name], "losses", {"reduction": "None"}),
+                mean_per_example=len(spec.targets[name].shape) >= 2,
+                metrics=metrics.get(name, []),
+            )
+        )
+    return views
+
+
+def _source(source, part: Part) -> SourceView:
+    kind = SourceType(source.type)
+    if kind is SourceType.PYTHON:
+        return SourceView(kind, part, call=literal(source.function), kwargs=keywords(source.kwargs))
+    if kind is SourceType.NPZ:
+        return SourceView(kind, part, path=literal(source.path), x=literal(source.x), y=literal(source.y))
+    if kind is SourceType.TFRECORD:
+        features = {name: (tuple(f.shape), f.dtype) for name, f in source.features.items()}
+        return SourceView(
+            kind, part, path=literal(source.files), features=literal(features), compression=literal(source.compression)
+        )
+    if kind is SourceType.KERAS:
+        return SourceView(kind, part, dataset=literal(source.dataset), split=literal(source.split))
+    return SourceView(kind, part)  # synthetic: drawn from SYNTHETIC_*_EXAMPLES
+
+
+def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
+    train, validation = spec.data.train, spec.data.validation
+    validation_batch = (validation.batch_size if validation else None) or train.batch_size
+    if train.bucket_by_sequence_length:
+        batching = Batching.BUCKETED
+    elif train.padded_batch:
+        batching = Batching.PADDED
+    else:
+        batching = Batching.BATCH
+    variable = batching is not Batching.BATCH
+    shard_policy, shard_reason = _shard_policy(spec)
+    bucket = train.bucket_by_sequence_length
+    sources = [train.source] + ([validation.source] if validation else [])
+    return DataView(
+        train=_source(train.source, Part.TRAIN),
+        validation=_source(validation.source, Part.VALIDATION) if validation else None,
+        split=spec.data.validation_split,
+        stratify=spec.data.stratify,
+        has_validation=has_validation(spec),
+        batch_size=train.batch_size,
+        validation_batch_size=validation_batch,
+        shuffle=train.shuffle,
+        drop_remainder=train.drop_remainder,
+        cache_train=_cache(train.cache),
+        cache_validation=_cache(validation.cache) if validation else None,
+        batching=batching,
+        padded_batch=_padded(spec, train.padded_batch),
+        validation_padded=_validation_padded(spec, variable),
+        bucketing={
+            "input": literal(bucket.input or next(iter(spec.model.inputs))),
+            "boundaries": literal(bucket.boundaries),
+            "batch_sizes": literal(bucket.batch_sizes),
+        }
+        if bucket
+        else None,
+        preprocess=[keras_call(layer, "layers") for layer in train.preprocess],
+        augment=[keras_call(layer, "layers") for layer in train.augment],
+        augment_optional=bool(adapted and train.augment),
+        layer_input=next(iter(spec.model.inputs)),
+        placement=resolve_in_memory(spec),
+        shard_policy=shard_policy,
+        shard_reason=shard_reason,
+        synthetic_train=train.source.examples if train.source.type == "synthetic" else 16 * train.batch_size,
+        synthetic_validation=validation.source.examples
+        if validation and validation.source.type == "synthetic"
+        else 4 * validation_batch,
+        validation_steps=spec.train.validation_steps,
+        imports=frozenset(m for s in sources for m in SOURCE_IMPORTS.get(SourceType(s.type), ())),
+    )
+
+
+def _model(spec: Spec, trunk: list[LayerLine], outputs: list[OutputView], adapted: dict[str, int]) -> ModelView:
+    types = {item.type for item in model_layers(spec) if getattr(item, "adapt_batches", None)}
+    return ModelView(
+        builder=spec.model.builder,
+        builder_kwargs=keywords(spec.model.kwargs),
+        only_input=literal(next(iter(spec.model.inputs))) if len(spec.model.inputs) == 1 else None,
+        trunk=trunk,
+        outputs=outputs,
+        adapted=adapted,
+        kept_outside={t: dtype for t, dtype in KEPT_OUTSIDE.items() if t in types},
+    )
+
+
+def optimizer_view(spec: Spec) -> OptimizerView:
+    optimizer = spec.optimizer
+    rate = optimizer.args.get("learning_rate")
+    rate_code = keras_call(rate, "schedules") if isinstance(rate, dict) else literal(rate)
+    warmup = spec.train.warmup
+    plateau = spec.train.reduce_on_plateau
+    call = keras_call(optimizer, "optimizers")
+    if warmup is not None or plateau is not None:  # the script's WarmUp/ScaledOnPlateau wrap the rate
+        others = [f"{arg}={argument(arg, value)}" for arg, value in optimizer.args.items() if arg != "learning_rate"]
+        call = f"keras.optimizers.{optimizer.type}({', '.join(['learning_rate=learning_rate', *others])})"
+    return OptimizerView(
+        call=call,
+        learning_rate=rate_code,
+        warmup={"steps": warmup.steps, "initial": literal(warmup.initial)} if warmup else None,
+        plateau={k: literal(v) for k, v in plateau.model_dump().items()} if plateau else None,
+    )
+
+
+def _step(spec: Spec, outputs: list[OutputView]) -> StepView:
+    clip = spec.train.gradient_clipping
+    clipping = None
+    if clip is not None:
+        kind = next(k for k in ClipKind if getattr(clip, k.value) is not None)
+        clipping = Clipping(kind, getattr(clip, kind.value))
+    weights = {o.name: spec.losses[o.name].weight for o in outputs}
+    if spec.loss_weighting.type != "static":
+        weighting = Weighting(spec.loss_weighting.type)
+    elif all(w == 1.0 for w in weights.values()):
+        weighting = Weighting.UNIT
+    else:
+        weighting = Weighting.STATIC
+    train = spec.data.train
+    return StepView(
+        jit=resolve_jit(spec),
+        accumulation=spec.train.gradient_accumulation_steps,
+        variable_batches=not train.drop_remainder or train.bucket_by_sequence_length is not None,
+        allow_unused=spec.train.allow_unused_variables,
+        skip_nonfinite=spec.train.on_nonfinite == "skip",
+        check_numerics=spec.debug.check_numerics,
+        clipping=clipping,
+        weighting=weighting,
+        loss_total=_loss_total(weighting),
+        weights=None if weighting is Weighting.UNIT else literal(weights),
+        ema_decay=spec.loss_weighting.decay,
+        steps_per_execution=None if spec.train.steps_per_execution == "auto" else spec.train.steps_per_execution,
+        deterministic=spec.deterministic,
+    )
+
+
+def _loss_total(weighting: Weighting) -> LossTotal:
+    if weighting.adaptive:
+        return LossTotal.LEARNED
+    return LossTotal.WEIGHTED if weighting is Weighting.STATIC else LossTotal.SUM
+
+
+def _trackers(spec: Spec) -> TrackersView:
+    stopping = spec.train.early_stopping
+    early = None
+    if stopping is not None:
+        defaults = {"patience": None, "mode": "auto", "min_delta": 0.0, "baseline": None, "start_from_epoch": 0}
+        changed = {k: literal(getattr(stopping, k)) for k, d in defaults.items() if getattr(stopping, k) != d}
+        early = TrackerArgs(literal(stopping.monitor), changed)
+    plateau = spec.train.reduce_on_plateau
+    keep = spec.checkpoint.keep_best
+    return TrackersView(
+        early_stopping=early,
+        restore_best=bool(stopping and stopping.restore_best_weights),
+        plateau=_plateau_args(plateau) if plateau else None,
+        keep_best=TrackerArgs(literal(keep.monitor), {"mode": literal(keep.mode)} if keep.mode != "auto" else {})
+        if keep
+        else None,
+    )
+
+
+def _plateau_args(plateau) -> TrackerArgs:
+    options = {k: literal(v) for k, v in plateau.model_dump().items() if k != "monitor"}
+    return TrackerArgs(literal(plateau.monitor), options)
+
+
+def user_functions(spec: Spec) -> list[tuple[tuple[str, ...], str]]:
+    """The `package.module:function` references the script imports, with their spec fields."""
+    parts = ["train"] + (["validation"] if spec.data.validation else [])
+    sources = [(("data", part, "source", "function"), getattr(spec.data, part).source) for part in parts]
+    found = [(loc, source.function) for loc, source in sources if source.type == "python"]
+    return found + ([(("model", "builder"), spec.model.builder)] if spec.model.builder else [])
+
+
+def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:
+    source = spec.data.train.source
+    described = {
+        "python": f"`{getattr(source, 'function', '')}`",
+        "npz": "arrays from an .npz file",
+        "tfrecord": "TFRecord files",
+        "synthetic": f"{getattr(source, 'examples', 0)} random examples",
+        "keras": f"`keras.datasets.{getattr(source, 'dataset', '')}` ({getattr(source, 'split', '')} split)",
+    }[source.type]
+    model = f"built by `{spec.model.builder}`" if spec.model.builder else f"{len(spec.model.layers)} shared layers"
+    heads = ", ".join(f"`{o.name}` ({spec.losses[o.name].type})" for o in outputs)
+    held_out = "stratified " if spec.data.stratify else ""
+    return [
+        f"Train `{spec.name}` with a custom TensorFlow training loop.",
+        "",
+        f"Data: {described}" + (f"; a {held_out}random part held out for validation." if spec.data.validation_split else "."),
+        f"Model: {model}; outputs {heads}.",
+        f"Optimizer: {spec.optimizer.type}" + ("; early stopping." if spec.train.early_stopping else "."),
+    ]
+
+
+def _shard_policy(spec: Spec) -> tuple[str | None, str]:
+    if spec.strategy.type != "multi_worker_mirrored":
+        return None, ""
+    policy = spec.data.shard_policy
+    if policy == "auto":
+        if spec.data.train.source.type == "tfrecord":
+            return "FILE", "whole files per worker, for a file source"
+        return "DATA", "every worker reads all and keeps its share, for an in-memory source"
+    return policy.upper(), "as the spec sets `data.shard_policy`"
+
+
+def _padded(spec: Spec, padded) -> Padding | None:
+    """The options of padded_batch (features, targets); None: no padding."""
+    if padded is None:
+        return None
+    groups = [spec.model.inputs, spec.targets]
+    shapes = values = None
+    if padded.padded_shapes:
+        per_group = [{n: tuple(padded.padded_shapes.get(n, item.shape)) for n, item in g.items()} for g in groups]
+        shapes = literal(tuple(per_group))
+    if padded.padding_values:
+        per_group = [
+            {
+                n: (float if item.dtype.startswith(("float", "bfloat")) else int)(padded.padding_values.get(n, 0))
+                for n, item in g.items()
+            }
+            for g in groups
+        ]
+        values = literal(tuple(per_group))
+    return Padding(shapes=shapes, values=values)
+
+
+def _validation_padded(spec: Spec, variable: bool) -> Padding | None:
+    """padded_batch options for validation batches; None: plain batches."""
+    validation = spec.data.validation
+    if validation is not None and validation.padded_batch is not None:
+        return _padded(spec, validation.padded_batch)
+    return Padding() if variable else None
+
+
+def _cache(cache: bool | str) -> Cache | None:
+    if cache is False:
+        return None
+    return Cache(file=literal(cache) if isinstance(cache, str) and cache else None)

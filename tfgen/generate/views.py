@@ -1,0 +1,433 @@
+"""The typed view of a script: what the templates lay out (no spec, no decisions here).
+
+Each field carries data, each choice an enum; templates compare against the enums by member
+(`x is sameas Jit.GPU`), registered as Jinja globals from TEMPLATE_ENUMS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from tfgen.generate.decisions import Jit, Placement
+
+
+class Weighting(Enum):
+    UNIT = "unit"  # the outputs' losses summed
+    STATIC = "static"  # fixed weights
+    UNCERTAINTY = "uncertainty"  # learned log-variances, trained with the model
+    EMA_RATIO = "ema_ratio"  # weights moved toward each loss's share after every update
+
+    @property
+    def adaptive(self) -> bool:
+        """The script defines a LossWeighting module (checkpointed, its weights in the history)."""
+        return self not in (Weighting.UNIT, Weighting.STATIC)
+
+    @property
+    def updates_in_step(self) -> bool:
+        """The train step calls `LossWeighting.update` after each update."""
+        return self is Weighting.EMA_RATIO
+
+
+class LossTotal(Enum):
+    """How the step turns the outputs' per-example losses into the one it optimises."""
+
+    SUM = "sum"  # tf.add_n of the outputs' losses
+    WEIGHTED = "weighted"  # the script's total_loss: LOSS_WEIGHTS times each loss
+    LEARNED = "learned"  # LossWeighting.total
+
+
+class ClipKind(Enum):
+    """Which `train.gradient_clipping` field is set."""
+
+    GLOBAL_NORM = "global_norm"
+    NORM = "norm"
+    VALUE = "value"
+
+
+class SourceType(Enum):
+    PYTHON = "python"
+    NPZ = "npz"
+    TFRECORD = "tfrecord"
+    KERAS = "keras"
+    SYNTHETIC = "synthetic"
+
+
+class Part(Enum):
+    """Which part of the data a source gives."""
+
+    TRAIN = "train"
+    VALIDATION = "validation"
+
+
+class Module(Enum):
+    """Optional modules a script imports (for its data loaders)."""
+
+    NUMPY = "numpy"
+    ZIPFILE = "zipfile"
+
+
+# Modules a source type's loader needs in the script (see templates/_sources.py.jinja).
+SOURCE_IMPORTS = {SourceType.NPZ: (Module.NUMPY, Module.ZIPFILE)}
+
+
+class Batching(Enum):
+    BATCH = "batch"
+    PADDED = "padded"
+    BUCKETED = "bucketed"
+
+
+class StrategyKind(Enum):
+    DEFAULT = "default"
+    ONE_DEVICE = "one_device"
+    MIRRORED = "mirrored"
+    MULTI_WORKER = "multi_worker_mirrored"
+
+
+class Boundary(Enum):
+    """Step counts a chunk of steps must stop at."""
+
+    CHECKPOINT = "checkpoint"
+    SUMMARIES = "summaries"
+    PROFILE = "profile"
+
+
+
+class LineKind(Enum):
+    """What one line of a layer stack does: `target = source`, `target = layer(source)`, or
+    `target = Add()([shortcut, source])` (a residual block closing)."""
+
+    ALIAS = "alias"
+    LAYER = "layer"
+    ADD = "add"
+
+
+@dataclass
+class LayerLine:
+    """One line of a layer stack, wired: it reads `source` and assigns `target`."""
+
+    kind: LineKind
+    target: str
+    source: str
+    code: str = ""  # LAYER: the layer's constructor
+    shortcut: str = ""  # ADD: the variable the block's input was kept in
+
+
+@dataclass
+class FieldView:
+    name: str
+    shape: str  # a tuple literal
+    dtype: str
+    classes: int | None
+
+
+@dataclass
+class Keywords:
+    """Keyword arguments from the spec: `name=value` each when every name is an identifier,
+    else one `**{...}` (values and the dict are literals)."""
+
+    named: dict[str, str] = field(default_factory=dict)
+    unpacked: str | None = None
+
+
+@dataclass
+class SourceView:
+    """How one data source is loaded (the data template has a block per `type`)."""
+
+    type: SourceType
+    part: Part
+    call: str = ""  # python: the `package.module:function` literal
+    kwargs: Keywords | None = None  # python: the function's keyword arguments
+    path: str = ""
+    x: str = ""
+    y: str = ""
+    features: str = ""  # tfrecord: {name: (shape, dtype)}
+    compression: str = "None"
+    dataset: str = ""
+    split: str = ""
+
+
+@dataclass
+class Cache:
+    """`Dataset.cache`: in memory, or in a file."""
+
+    file: str | None = None  # a str literal; None: in memory
+
+
+@dataclass
+class Padding:
+    """Options of `Dataset.padded_batch` (literals); None: Keras's default."""
+
+    shapes: str | None = None
+    values: str | None = None
+
+
+@dataclass
+class DataView:
+    train: SourceView
+    validation: SourceView | None
+    split: float | None
+    stratify: bool
+    has_validation: bool
+    batch_size: int
+    validation_batch_size: int
+    shuffle: int | None
+    drop_remainder: bool
+    cache_train: Cache | None
+    cache_validation: Cache | None
+    batching: Batching
+    padded_batch: Padding | None  # PADDED batching's options
+    validation_padded: Padding | None  # None: plain batches
+    bucketing: dict[str, str] | None
+    preprocess: list[str]
+    augment: list[str]
+    augment_optional: bool  # train_pipeline(augment=False): the batches adapted layers are fitted on
+    layer_input: str  # the input preprocessing and augmentation layers apply to
+    placement: Placement
+    shard_policy: str | None
+    shard_reason: str
+    synthetic_train: int
+    synthetic_validation: int
+    validation_steps: int | None
+    imports: frozenset[Module]  # modules the sources' loaders need
+
+    @property
+    def memory(self) -> bool:
+        return self.placement is not Placement.STREAM
+
+    @property
+    def stream(self) -> bool:
+        return self.placement is not Placement.MEMORY
+
+    @property
+    def maps_layers(self) -> bool:
+        """Preprocessing or augmentation layers run on the batches (through `layer_map`)."""
+        return bool(self.preprocess or self.augment)
+
+    @property
+    def sources(self) -> list[SourceView]:
+        return [self.train] + ([self.validation] if self.validation else [])
+
+    @property
+    def source_types(self) -> frozenset[SourceType]:
+        return frozenset(source.type for source in self.sources)
+
+    @property
+    def drawn(self) -> list[SourceView]:
+        """Synthetic sources: the same random arrays with or without `--synthetic`."""
+        return [source for source in self.sources if source.type is SourceType.SYNTHETIC]
+
+    @property
+    def read(self) -> list[SourceView]:
+        """Sources read from real data (`--synthetic` draws random arrays instead)."""
+        return [source for source in self.sources if source.type is not SourceType.SYNTHETIC]
+
+
+@dataclass
+class OutputView:
+    name: str
+    layers: list[LayerLine]
+    loss: str
+    # Keras losses reduce only the last axis; targets of rank >= 2 (e.g. masks) leave more axes,
+    # which are averaged per example as Keras's default reduction does.
+    mean_per_example: bool
+    metrics: list[tuple[str, str]] = field(default_factory=list)  # (history key, constructor)
+
+    @property
+    def loss_key(self) -> str:
+        """The history key of this output's loss (when there are several outputs)."""
+        return f"{self.name}_loss"
+
+
+@dataclass
+class ModelView:
+    builder: str | None  # package.module:function
+    builder_kwargs: Keywords | None
+    only_input: str | None
+    trunk: list[LayerLine]
+    outputs: list[OutputView]
+    adapted: dict[str, int]  # adapted layer name -> training batches (trunk first, then heads)
+    kept_outside: dict[str, str]  # adapted layer type -> dtype of the checkpoint's copy (KEPT_OUTSIDE)
+
+    @property
+    def several_outputs(self) -> bool:
+        return len(self.outputs) > 1
+
+    @property
+    def averaged_outputs(self) -> list[OutputView]:
+        """Outputs whose losses are averaged over more than the last axis."""
+        return [output for output in self.outputs if output.mean_per_example]
+
+
+@dataclass
+class OptimizerView:
+    call: str  # the constructor; when the rate is wrapped, it takes the name `learning_rate`
+    learning_rate: str  # the rate's own code (a literal or a schedule), which a wrapped rate starts from
+    warmup: dict[str, Any] | None
+    plateau: dict[str, Any] | None  # ReduceOnPlateau arguments (literals)
+
+    @property
+    def wrapped(self) -> bool:
+        return self.warmup is not None or self.plateau is not None
+
+
+@dataclass
+class PrecisionView:
+    policy: str | None  # None: float32
+    loss_scaling: bool
+    check_builder_outputs: bool  # a builder model must give float32 outputs
+
+    @property
+    def compute_dtype(self) -> str:
+        return (self.policy or "float32").removeprefix("mixed_")
+
+
+@dataclass
+class DistributionView:
+    kind: StrategyKind
+    device: str
+    devices: str  # a list literal, or None
+    cpu_replicas: int | None  # the default of the script's --cpu-replicas
+    communication: str
+    timeout: float | None  # multi_worker_mirrored: seconds a collective may wait for a peer
+
+    @property
+    def multi_replica(self) -> bool:
+        return self.kind in (StrategyKind.MIRRORED, StrategyKind.MULTI_WORKER)
+
+
+@dataclass
+class Clipping:
+    kind: ClipKind
+    limit: float
+
+
+@dataclass
+class StepView:
+    jit: Jit
+    accumulation: int
+    variable_batches: bool
+    allow_unused: bool
+    skip_nonfinite: bool
+    check_numerics: bool
+    clipping: Clipping | None
+    weighting: Weighting
+    loss_total: LossTotal
+    weights: str | None  # LOSS_WEIGHTS literal
+    ema_decay: float
+    steps_per_execution: int | None
+    deterministic: bool
+
+    @property
+    def accumulates(self) -> bool:
+        """An update sums the gradients of ACCUMULATION_STEPS micro-batches."""
+        return self.accumulation > 1
+
+
+@dataclass
+class TrackerArgs:
+    """A tracker's arguments: the monitored value, then keyword arguments (literals)."""
+
+    monitor: str
+    options: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class TrackersView:
+    early_stopping: TrackerArgs | None
+    restore_best: bool
+    plateau: TrackerArgs | None
+    keep_best: TrackerArgs | None
+
+
+@dataclass
+class CheckpointView:
+    every_epochs: int | None  # None: every epoch (or every_steps)
+    every_steps: int | None
+    keep: int
+    resume: bool
+    export_keras: bool
+    export_saved_model: bool
+
+    @property
+    def periodic(self) -> bool:
+        """Saves are every N steps or N epochs: the last epoch is saved whatever N."""
+        return bool(self.every_steps or self.every_epochs)
+
+    @property
+    def exports(self) -> bool:
+        return self.export_keras or self.export_saved_model
+
+
+@dataclass
+class Profile:
+    start_step: int
+    steps: int
+
+
+@dataclass
+class LoggingView:
+    tensorboard: bool
+    every_steps: int
+    profile: Profile | None
+    validation_every: int | None  # None: after every epoch (or no validation)
+
+
+@dataclass
+class View:
+    header: dict[str, str]
+    docstring: list[str]
+    name: str
+    seed: int
+    output_dir: str
+    spec_dir: str | None  # the spec's folder relative to the script's, where user modules are
+    epochs: int
+    inputs: list[FieldView]
+    targets: list[FieldView]
+    data: DataView
+    model: ModelView
+    optimizer: OptimizerView
+    precision: PrecisionView
+    distribution: DistributionView
+    step: StepView
+    trackers: TrackersView
+    checkpoint: CheckpointView
+    logging: LoggingView
+
+    @property
+    def boundaries(self) -> list[Boundary]:
+        """Step counts where a chunk of steps must end (saves, summaries, the profile window)."""
+        found = []
+        if self.checkpoint.every_steps:
+            found.append(Boundary.CHECKPOINT)
+        if self.logging.tensorboard:
+            found.append(Boundary.SUMMARIES)
+        if self.logging.profile:
+            found.append(Boundary.PROFILE)
+        return found
+
+    @property
+    def augment_in_step(self) -> bool:
+        return self.data.memory and bool(self.data.augment)
+
+    @property
+    def preprocess_in_step(self) -> bool:
+        return self.data.memory and bool(self.data.preprocess)
+
+    @property
+    def prepare_in_step(self) -> bool:
+        """Batches sliced from in-memory arrays are preprocessed or augmented in the step."""
+        return self.preprocess_in_step or self.augment_in_step
+
+    @property
+    def skip_everywhere(self) -> bool:
+        """Keras's LossScaleOptimizer checks one replica's gradients: the verdict is all-reduced."""
+        return self.precision.loss_scaling and self.distribution.multi_replica
+
+
+
+# The enums templates compare view fields against (registered as Jinja globals by name).
+TEMPLATE_ENUMS = (
+    Placement, Jit, Weighting, LossTotal, ClipKind, SourceType, Part, Module, Batching, StrategyKind, Boundary, LineKind
+)

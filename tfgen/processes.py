@@ -1,0 +1,15 @@
+"""Child processes run in their own session, so that a whole group can be signalled at once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+
+def kill_group(process: subprocess.Popen, number: int) -> None:
+    """Send signal `number` to the process group of `process`, started in its own session (so the
+    group's id is its pid): its children too, even after `process` itself exited."""
+    try:
+        os.killpg(process.pid, number)
+    except (ProcessLookupError, PermissionError):  # no process of the group is left
+        pass

@@ -1,0 +1,392 @@
+"""Checks that span several sections of a structurally valid spec."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from tfgen.spec import catalog
+from tfgen.errors import SpecIssue
+from tfgen.spec.loader import Loc, Located, walk
+from tfgen.spec.names import FIXED_KEYS, VALIDATION_PREFIX, has_validation, history_keys, metric_key, output_names
+from tfgen.spec.support import ADAPTABLE, INTEGER_ADAPTED, JIT_STRATEGIES, in_memory_blocker, xla_lookups
+from tfgen.spec.models import Spec
+from tfgen.spec.models.model import Residual
+
+INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
+NOT_ADAPTABLE = {  # Keras layers that adapt, but not here
+    "StringLookup": "looks up strings",
+    "TextVectorization": "reads strings",
+}
+
+
+def cross_check(spec: Spec, doc: Located, valid: set[str] | None = None) -> Iterator[SpecIssue]:
+    """Run every check whose sections are valid (`valid`: the section names; None: all)."""
+    for check, needs in CHECKS:
+        if valid is None or needs <= valid:
+            yield from check(spec, doc)
+
+
+def _outputs(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    outputs = output_names(spec)
+    where = ("model", "outputs") if spec.model.builder is None else ("targets",)
+    for output in outputs:
+        if output not in spec.targets:
+            yield doc.issue(where + (output,), f"output `{output}` has no entry in `targets`", key=True)
+        if output not in spec.losses:
+            yield doc.issue(where + (output,), f"output `{output}` has no entry in `losses`", key=True)
+    for section in ("targets", "losses", "metrics"):
+        for name in getattr(spec, section):
+            if name not in outputs:
+                yield doc.issue(
+                    (section, name),
+                    f"`{name}` is not an output of the model{catalog.did_you_mean(name, outputs)} "
+                    f"(outputs: {', '.join(outputs)})",
+                    key=True,
+                )
+
+
+def _history(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    """Each history key is written by one thing: a metric or an output never takes another's key
+    (or a fixed one), and only validation values start with `val_` (see `names.history_keys`)."""
+    outputs = output_names(spec)
+    where = ("model", "outputs") if spec.model.builder is None else ("targets",)
+    several = len(outputs) > 1
+    taken = {**FIXED_KEYS, "loss": "the total loss"}  # key -> what writes it
+    for output in outputs:
+        if output.startswith(VALIDATION_PREFIX):
+            yield doc.issue(
+                where + (output,),
+                f"an output name cannot start with `{VALIDATION_PREFIX}`, the prefix of the history's validation "
+                f"values (`{output}_loss` would read as the validation loss of `{output[len(VALIDATION_PREFIX):]}`)",
+                key=True,
+            )
+            continue
+        if several:  # distinct outputs never share these keys, nor do they meet the fixed ones
+            taken[f"{output}_loss"] = f"the loss of output `{output}`"
+        if spec.loss_weighting.type != "static":
+            taken[f"{output}_loss_weight"] = f"the loss weight of output `{output}`"
+    for output, metrics in spec.metrics.items():
+        if output not in outputs or output.startswith(VALIDATION_PREFIX):
+            continue  # reported above or by `_outputs`
+        for i, metric in enumerate(metrics):
+            named = "name" in metric.args
+            loc = ("metrics", output, i, "name") if named else ("metrics", output, i)
+            key = metric_key(output, metric, several)
+            fix = "rename the metric" if named else "give the metric a `name`"
+            if key.startswith(VALIDATION_PREFIX):
+                yield doc.issue(loc, f"the metric's history key `{key}` starts with `{VALIDATION_PREFIX}`, the prefix of validation values; {fix}")
+            elif key in taken:
+                yield doc.issue(loc, f"the metric's history key `{key}` is already {taken[key]}; {fix}")
+            else:
+                taken[key] = f"the key of metrics.{output}.{i}"
+
+
+def _model(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    if spec.model.builder is None and not spec.model.layers and not any(spec.model.outputs.values()):
+        yield doc.issue(
+            ("model", "outputs"),
+            "the model has no layers (the trunk and every head are empty): it has no weights to train",
+        )
+    if spec.model.builder is None and len(spec.model.inputs) > 1:
+        yield doc.issue(
+            ("model", "inputs"),
+            "a model with several inputs needs a `builder`: a layer list has one input to start from",
+        )
+    train = spec.data.train
+    if len(spec.model.inputs) > 1:
+        for field in ("preprocess", "augment"):
+            if getattr(train, field):
+                yield doc.issue(("data", "train", field), f"`{field}` layers apply to a single input; this model has several")
+
+
+def _layer_items(layers: list, loc: Loc) -> Iterator[tuple[Loc, Any]]:
+    """(location, layer) of a layer list's layers, residual blocks opened."""
+    for i, layer in enumerate(layers):
+        if isinstance(layer, Residual):
+            yield from _layer_items(layer.residual, loc + (i, "residual"))
+        else:
+            yield loc + (i,), layer
+
+
+def _model_layer_items(spec: Spec) -> Iterator[tuple[Loc, Any]]:
+    """(location, layer) of the model's layers, trunk then heads (`rules.model_layers` with locations)."""
+    yield from _layer_items(spec.model.layers, ("model", "layers"))
+    for output, layers in spec.model.outputs.items():
+        yield from _layer_items(layers, ("model", "outputs", output))
+
+
+def _adapt(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    """`adapt` only where the statistics end up in the model's variables (and so its checkpoints)."""
+    supported = f"`adapt` is supported on: {', '.join(ADAPTABLE)}"
+    for field in ("preprocess", "augment"):
+        for loc, layer in _layer_items(getattr(spec.data.train, field), ("data", "train", field)):
+            if layer.adapt_batches:
+                yield doc.issue(loc + ("adapt",), f"an adapted layer belongs in `model.layers`, where its statistics "
+                                f"are saved with the model and its checkpoints (`{field}` layers are not)", key=True)
+    for loc, layer in _model_layer_items(spec):
+        if layer.adapt_batches and layer.type in ADAPTABLE:
+            yield from _adapted_layer(spec, doc, loc, layer)
+        elif layer.adapt_batches:
+            if layer.type in NOT_ADAPTABLE:
+                why = f"`{layer.type}` {NOT_ADAPTABLE[layer.type]}, but model inputs are numeric (no `string` dtype)"
+            else:
+                why = f"`{layer.type}` has no statistics to adapt"
+            yield doc.issue(loc + ("adapt",), f"{why}; {supported}", key=True)
+
+
+def _adapted_layer(spec: Spec, doc: Located, loc: Loc, layer: Any) -> Iterator[SpecIssue]:
+    given = ADAPTABLE[layer.type]
+    if set(given) & set(layer.args):
+        names = " and ".join(f"`{arg}`" for arg in given)
+        yield doc.issue(loc + ("adapt",), f"`adapt` computes {names}: give {'them' if len(given) > 1 else 'it'} "
+                        "or `adapt`, not both", key=True)
+    elif layer.type == "Discretization" and layer.args.get("num_bins") is None:
+        yield doc.issue(loc + ("adapt",), "an adapted `Discretization` needs `num_bins`", key=True)
+    mode = layer.args.get("output_mode", "int")
+    if layer.type == "IntegerLookup" and mode == "tf_idf":
+        yield doc.issue(loc + ("output_mode",), "an adapted `IntegerLookup` cannot use `tf_idf` (its weights are not "
+                        "kept in the checkpoint)")
+    elif layer.type == "IntegerLookup" and mode != "int" and not (layer.args.get("pad_to_max_tokens")
+                                                                  and layer.args.get("max_tokens")):
+        yield doc.issue(loc + ("output_mode",), f"an adapted `IntegerLookup` with `output_mode: {mode}` needs "
+                        "`max_tokens` and `pad_to_max_tokens: true` (the model is built before the vocabulary is known)")
+    not_float32 = layer.args.get("dtype", "float32") != "float32"
+    if layer.type not in INTEGER_ADAPTED and spec.precision != "float32" and not_float32:
+        yield doc.issue(loc + ("dtype",), f"under `{spec.precision}` an adapted layer computes in float32 (Keras's "
+                        "`adapt` fails in float16); remove `dtype` and tfgen sets it")
+
+
+def _sources(spec: Spec):
+    yield ("data", "train", "source"), spec.data.train.source
+    if spec.data.validation is not None:
+        yield ("data", "validation", "source"), spec.data.validation.source
+
+
+def _data(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    inputs, targets = list(spec.model.inputs), list(spec.targets)
+    for loc, source in _sources(spec):
+        if source.type == "npz":
+            for field, names, what in (("x", inputs, "input"), ("y", targets, "target")):
+                value = getattr(source, field)
+                if isinstance(value, str):
+                    if len(names) > 1:
+                        yield doc.issue(loc + (field,), f"one array for {len(names)} {what}s: map each {what} to an array name")
+                elif set(value) != set(names):
+                    yield doc.issue(loc + (field,), f"maps {sorted(value)}, the {what}s are {sorted(names)}")
+        if source.type == "tfrecord":
+            for name in inputs + targets:
+                if name not in source.features:
+                    yield doc.issue(loc + ("features",), f"no feature describes `{name}`{catalog.did_you_mean(name, source.features)}")
+        if source.type == "tfrecord" and spec.data.validation_split is not None and loc[1] == "train":
+            yield doc.issue(("data", "validation_split"), "`validation_split` needs an in-memory source; give `data.validation` for tfrecord files")
+
+
+# Keras's folder loaders return a tf.data.Dataset that, by default, reshuffles its files on every
+# iteration and comes in batches of 32.
+DATASET_LOADERS = ("image_dataset_from_directory", "text_dataset_from_directory", "audio_dataset_from_directory")
+
+
+def _dataset_loader(source) -> str | None:
+    """The Keras folder loader a `python` source calls directly, if it is one."""
+    if source.type != "python":
+        return None
+    module, _, name = source.function.partition(":")
+    keras_module = module.split(".")[0] == "keras" or module.startswith(("tensorflow.keras", "tf.keras"))
+    return name if keras_module and name in DATASET_LOADERS else None
+
+
+def _loaders(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    """A Keras folder loader as a source keeps exact resume only when tfgen shuffles and batches."""
+    for loc, source in _sources(spec):
+        loader = _dataset_loader(source)
+        if loader is None:
+            continue
+        kwargs = source.kwargs
+        if loc[1] == "train" and kwargs.get("shuffle", True) is not False:
+            yield doc.issue(loc + ("function",), f"`{loader}` reshuffles its files on every iteration by default, so "
+                            "a resumed run would differ: add `shuffle: false` to `kwargs` and let tfgen shuffle "
+                            "(`data.train.shuffle`, seeded per epoch)")
+        if kwargs.get("batch_size", 32) is not None:
+            yield doc.issue(loc + ("function",), f"`{loader}` gives batches (of 32 by default): add `batch_size: null` "
+                            "to `kwargs` (tfgen batches)")
+        for argument in ("validation_split", "subset"):
+            if argument in kwargs:
+                yield doc.issue(loc + ("kwargs", argument), f"`{loader}`'s `{argument}` without its shuffle holds "
+                                "out the last files in sorted order (whole classes): give the held-out examples as "
+                                "`data.validation` (a folder of their own)")
+        if loc[1] == "train" and spec.data.validation_split is not None:
+            yield doc.issue(("data", "validation_split"), f"`validation_split` needs arrays; `{loader}` returns a "
+                            "tf.data.Dataset: give the held-out examples as `data.validation`")
+
+
+def _stratify(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    if not spec.data.stratify:
+        return
+    targets = list(spec.targets.values())
+    if len(targets) != 1 or targets[0].shape or not targets[0].classes:
+        yield doc.issue(("data", "stratify"), "`stratify` needs one target of shape [] with `classes` (its labels are the strata)")
+
+
+def _losses(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    for output, loss in spec.losses.items():
+        target = spec.targets.get(output)
+        if target is None:
+            continue
+        if loss.type.startswith("Sparse") and target.dtype not in INTEGER_DTYPES:
+            yield doc.issue(("targets", output, "dtype"), f"`{loss.type}` needs integer class ids; the target is {target.dtype}")
+        if loss.type == "CategoricalCrossentropy" and target.classes and (not target.shape or target.shape[-1] != target.classes):
+            yield doc.issue(("targets", output, "shape"), f"`CategoricalCrossentropy` needs one-hot targets of shape [..., {target.classes}]")
+
+
+def _performance(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    if spec.train.jit_compile is True and spec.strategy.type not in JIT_STRATEGIES:
+        yield doc.issue(
+            ("train", "jit_compile"),
+            f"an XLA-compiled step under `{spec.strategy.type}` failed on CPU devices (TF 2.21); "
+            "use `auto` (off here) or `false`",
+        )
+    blocker = in_memory_blocker(spec)
+    if spec.data.train.in_memory is True and blocker:
+        yield doc.issue(("data", "train", "in_memory"), f"the in-memory path cannot be used: {blocker}")
+    replicas = len(spec.strategy.devices or ()) or spec.strategy.cpu_replicas
+    if replicas and spec.data.train.batch_size % replicas:
+        yield doc.issue(
+            ("data", "train", "batch_size"),
+            f"the global batch {spec.data.train.batch_size} does not split evenly over {replicas} devices",
+        )
+
+
+def _lookups_under_xla(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    lookups = xla_lookups(spec)
+    if spec.train.jit_compile is True and lookups:
+        yield doc.issue(("train", "jit_compile"), f"XLA cannot compile `{lookups[0]}`'s hash-table lookup; use `auto` "
+                        "(off here) or `false`")
+
+
+def _training_control(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    multi_replica = spec.strategy.type in ("mirrored", "multi_worker_mirrored")
+    for arg in ("clipnorm", "global_clipnorm", "clipvalue"):
+        if arg in spec.optimizer.args and multi_replica:
+            yield doc.issue(
+                ("optimizer", arg),
+                f"Keras applies `{arg}` to each replica's gradients before they are summed, so under "
+                f"`{spec.strategy.type}` it clips the wrong thing; use `train.gradient_clipping`",
+                key=True,
+            )
+    train = spec.train
+    if (train.warmup or train.reduce_on_plateau) and "learning_rate" not in spec.optimizer.args:
+        field = "warmup" if train.warmup else "reduce_on_plateau"
+        yield doc.issue(("train", field), f"`{field}` needs the optimizer's `learning_rate` written out")
+    if spec.debug.check_numerics and train.jit_compile is True:
+        yield doc.issue(("debug", "check_numerics"), "check_numerics runs outside XLA: set `train.jit_compile` to auto or false")
+    if train.reduce_on_plateau is not None:
+        monitor = train.reduce_on_plateau.monitor
+        keys = history_keys(spec)
+        loc = ("train", "reduce_on_plateau", "monitor")
+        if monitor.startswith("val_") and not has_validation(spec):
+            yield doc.issue(loc, f"`{monitor}` needs validation data: add `data.validation` or `data.validation_split`")
+        elif monitor not in keys:
+            yield doc.issue(loc, f"`{monitor}` is not logged by this run{catalog.did_you_mean(monitor, keys)} (logged: {', '.join(keys)})")
+    pipeline = spec.data.train
+    if pipeline.padded_batch and pipeline.bucket_by_sequence_length:
+        yield doc.issue(("data", "train", "bucket_by_sequence_length"), "give `padded_batch` or `bucket_by_sequence_length`, not both (buckets pad too)")
+    bucket = pipeline.bucket_by_sequence_length
+    if bucket is not None and bucket.input is None and len(spec.model.inputs) > 1:
+        yield doc.issue(("data", "train", "bucket_by_sequence_length"), "name the `input` whose length buckets examples")
+    if bucket is not None and bucket.input is not None and bucket.input not in spec.model.inputs:
+        yield doc.issue(("data", "train", "bucket_by_sequence_length", "input"), f"`{bucket.input}` is not an input{catalog.did_you_mean(bucket.input, spec.model.inputs)}")
+    if bucket is not None and train.gradient_accumulation_steps > 1:
+        yield doc.issue(("train", "gradient_accumulation_steps"), "accumulation splits equal micro-batches; buckets vary in size")
+    variable = [name for name, item in {**spec.model.inputs, **spec.targets}.items() if None in item.shape]
+    if variable and not (pipeline.padded_batch or bucket):
+        yield doc.issue(("data", "train"), f"`{variable[0]}` has a variable-length (null) dimension: add `padded_batch` or `bucket_by_sequence_length`")
+
+
+def _precision(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    if spec.precision == "float32":
+        return
+    for output, layers in spec.model.outputs.items():
+        last = layers[-1] if layers else None
+        dtype = getattr(last, "args", {}).get("dtype")
+        if dtype is not None and dtype != "float32":
+            yield doc.issue(
+                ("model", "outputs", output, len(layers) - 1, "dtype"),
+                f"under `{spec.precision}` an output layer must compute in float32 (softmax and losses "
+                "overflow in float16); remove `dtype` and tfgen sets it",
+            )
+
+
+def _early_stopping(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    """Every tracker's `monitor` names a value the history logs (else it silently tracks nothing)."""
+    keep_best = spec.checkpoint.keep_best
+    monitors = [
+        (("train", "early_stopping", "monitor"), spec.train.early_stopping),
+        (("checkpoint", "keep_best", "monitor"), keep_best),
+    ]
+    keys = history_keys(spec)
+    for loc, tracker in monitors:
+        if tracker is None:
+            continue
+        if tracker.monitor.startswith("val_") and not has_validation(spec):
+            yield doc.issue(loc, f"`{tracker.monitor}` needs validation data: add `data.validation` or `data.validation_split`")
+        elif tracker.monitor not in keys:
+            yield doc.issue(loc, f"`{tracker.monitor}` is not logged by this run{catalog.did_you_mean(tracker.monitor, keys)} (logged: {', '.join(keys)})")
+
+
+def _literal_arguments(spec: Spec, section: str) -> Iterator[tuple[Loc, dict[str, Any]]]:
+    """(location, arguments) of a section's free-form arguments: Keras objects' and kwargs."""
+    if section == "model":
+        yield from ((loc, layer.args) for loc, layer in _model_layer_items(spec))
+        yield ("model", "kwargs"), spec.model.kwargs
+    elif section == "data":
+        for field in ("preprocess", "augment"):
+            layers = _layer_items(getattr(spec.data.train, field), ("data", "train", field))
+            yield from ((loc, layer.args) for loc, layer in layers)
+        for loc, source in _sources(spec):
+            if source.type == "python":
+                yield loc + ("kwargs",), source.kwargs
+    elif section == "losses":
+        for output, loss in spec.losses.items():
+            yield ("losses", output), loss.args
+    elif section == "metrics":
+        for output, metrics in spec.metrics.items():
+            for i, metric in enumerate(metrics):
+                yield ("metrics", output, i), metric.args
+    elif section == "optimizer":
+        yield ("optimizer",), spec.optimizer.args
+
+
+def _finite(section: str):
+    """The check that `section`'s free-form arguments hold no NaN or infinity: the script writes
+    them as Python literals (typed fields are checked by the spec models)."""
+
+    def check(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+        for base, arguments in _literal_arguments(spec, section):
+            for loc, value in walk(arguments, base):
+                if isinstance(value, float) and not math.isfinite(value):
+                    spelled = ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")
+                    yield doc.issue(loc, f"must be a finite number, found {spelled}")
+
+    return check
+
+
+# Each check and the top-level sections it reads: with a structurally broken section, the checks
+# that do not read it still run, so a spec's errors are reported together.
+CHECKS = (
+    (_training_control, {"train", "strategy", "optimizer", "debug", "data", "model", "targets", "metrics"}),
+    (_performance, {"train", "strategy", "data"}),
+    (_lookups_under_xla, {"train", "model"}),
+    (_precision, {"precision", "model"}),
+    (_outputs, {"model", "targets", "losses", "metrics"}),
+    (_model, {"model", "data"}),
+    (_adapt, {"model", "data", "precision"}),
+    (_stratify, {"data", "targets"}),
+    (_data, {"data", "model", "targets"}),
+    (_loaders, {"data"}),
+    (_losses, {"losses", "targets"}),
+    (_early_stopping, {"train", "checkpoint", "data", "model", "targets", "metrics"}),
+    (_history, {"model", "targets", "metrics", "loss_weighting"}),
+    *((_finite(section), {section}) for section in ("model", "data", "losses", "metrics", "optimizer")),
+)

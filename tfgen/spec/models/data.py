@@ -1,0 +1,231 @@
+"""`data`: where examples come from and how they are batched."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field, PositiveInt, model_validator
+
+from tfgen.spec.models.base import DottedRef, Identifier, LayerSpec, Shape, StrictModel
+
+
+class PythonSource(StrictModel):
+    """A function returning `(x, y)` arrays (or dicts of arrays keyed by input/target name), or a
+    tf.data.Dataset of `(features, targets)`."""
+
+    type: Literal["python"] = Field(description="a Python function", examples=["python"])
+    function: DottedRef = Field(
+        description="`package.module:function` returning `(x, y)` arrays, dicts of arrays keyed by "
+        "input/target name, or a tf.data.Dataset of `(x, y)` examples",
+        examples=["sklearn.datasets:load_digits"],
+    )
+    kwargs: dict[str, Any] = Field({}, description="keyword arguments for the function", examples=[{"return_X_y": True}])
+
+
+class NpzSource(StrictModel):
+    """A NumPy .npz file; `x` and `y` name its arrays (one name, or a mapping per input/target)."""
+
+    type: Literal["npz"] = Field(description="a NumPy .npz file", examples=["npz"])
+    path: str = Field(
+        min_length=1, description="the .npz file (a relative path starts at the working directory)", examples=["data/mnist.npz"]
+    )
+    x: str | dict[Identifier, str] = Field(
+        description="the array of the only input, or a mapping `{input: array name}`", examples=["x_train"]
+    )
+    y: str | dict[Identifier, str] = Field(
+        description="the array of the only target, or a mapping `{target: array name}`", examples=["y_train"]
+    )
+
+
+class TFRecordFeature(StrictModel):
+    """One feature of the records: its shape and its dtype as stored."""
+
+    shape: Shape = Field([], description="the shape of one example's feature (`[]`: a scalar)", examples=[[784]])
+    dtype: Literal["float32", "int64", "string"] = Field(
+        "float32", description="the dtype stored in the records; cast to the input's or target's dtype", examples=["int64"]
+    )
+
+
+class TFRecordSource(StrictModel):
+    """tf.train.Example records; `features` is the feature description, keyed like the inputs
+    and targets they fill (other features are parsed and dropped)."""
+
+    type: Literal["tfrecord"] = Field(description="tf.train.Example records", examples=["tfrecord"])
+    files: str = Field(min_length=1, description="a file or glob pattern", examples=["data/train-*.tfrecord"])
+    features: dict[str, TFRecordFeature] = Field(
+        description="the feature description, keyed like the inputs and targets they fill",
+        examples=[{"image": {"shape": [784]}, "label": {"dtype": "int64"}}],
+    )
+    compression: Literal["GZIP", "ZLIB"] | None = Field(
+        None, description="the files' compression; null: uncompressed", examples=["GZIP"]
+    )
+
+
+class KerasSource(StrictModel):
+    """A `keras.datasets` dataset, downloaded and cached by Keras on first use."""
+
+    type: Literal["keras"] = Field(description="a keras.datasets dataset", examples=["keras"])
+    dataset: Literal["mnist", "fashion_mnist", "cifar10", "cifar100", "boston_housing", "california_housing"] = Field(
+        description="the dataset; column labels `(n, 1)` fit a target of shape `[]`", examples=["cifar10"]
+    )
+    split: Literal["train", "test"] = Field("train", description="which of its two splits", examples=["test"])
+
+
+class SyntheticSource(StrictModel):
+    """Random data of the declared input and target shapes."""
+
+    type: Literal["synthetic"] = Field(description="random data", examples=["synthetic"])
+    examples: PositiveInt = Field(description="how many random examples", examples=[1024])
+
+
+Source = Annotated[
+    Union[PythonSource, NpzSource, TFRecordSource, KerasSource, SyntheticSource], Field(discriminator="type")
+]
+
+# Sources that give arrays (a python function may also return a tf.data.Dataset).
+IN_MEMORY_SOURCES = ("python", "npz", "keras", "synthetic")
+
+
+class ValidationPipeline(StrictModel):
+    """A validation source of its own, batched like the training one."""
+
+    source: Source = Field(
+        description="where the validation examples come from: one of the sources of `data.train.source`",
+        examples=[{"type": "npz", "path": "data/validation.npz", "x": "x", "y": "y"}],
+    )
+    batch_size: PositiveInt | None = Field(
+        None, description="the global validation batch size; null: the training batch size", examples=[256]
+    )
+    cache: bool | str = Field(False, description="as `data.train.cache`", examples=[True])
+    padded_batch: PaddedBatch | None = Field(
+        None,
+        description="as `data.train.padded_batch`, for validation batches; null: when training pads or buckets, "
+        "each validation batch is padded with 0 to its longest example",
+        examples=[{"padded_shapes": {"tokens": [64]}}],
+    )
+
+
+class PaddedBatch(StrictModel):
+    """Batch variable-length examples by padding (to the longest in the batch unless shapes given)."""
+
+    padded_shapes: dict[Identifier, list[PositiveInt | None]] | None = Field(
+        None,
+        description="`{input or target: shape}` to pad to (`null`: to the longest in the batch); "
+        "null: every input and target to the longest in the batch",
+        examples=[{"tokens": [64]}],
+    )
+    padding_values: dict[Identifier, float | int] | None = Field(
+        None, description="`{input or target: value}` to pad with; null: 0", examples=[{"tokens": -1}]
+    )
+
+
+class BucketBySequenceLength(StrictModel):
+    """Group examples of similar length (of `input`'s first axis) into per-bucket batch sizes."""
+
+    input: Identifier | None = Field(
+        None, description="the input whose length buckets; null: the only input", examples=["tokens"]
+    )
+    boundaries: list[PositiveInt] = Field(
+        min_length=1, description="the lengths where one bucket ends and the next begins, increasing", examples=[[16, 32]]
+    )
+    batch_sizes: list[PositiveInt] = Field(
+        min_length=2, description="each bucket's batch size: one entry more than `boundaries`", examples=[[64, 32, 16]]
+    )
+
+    @model_validator(mode="after")
+    def _sizes(self) -> "BucketBySequenceLength":
+        if len(self.batch_sizes) != len(self.boundaries) + 1:
+            raise ValueError("`batch_sizes` needs one entry more than `boundaries`")
+        if sorted(set(self.boundaries)) != self.boundaries:
+            raise ValueError("`boundaries` must increase")
+        return self
+
+
+class TrainPipeline(StrictModel):
+    """The training source and how its examples are shuffled, batched and transformed."""
+
+    source: Source = Field(
+        description="where the training examples come from: one of the sources below",
+        examples=[{"type": "synthetic", "examples": 1024}],
+    )
+    batch_size: PositiveInt = Field(
+        description="the global batch size (the per-replica batch is derived and printed)", examples=[64]
+    )
+    shuffle: PositiveInt | None = Field(
+        None, description="shuffle buffer size, reshuffled every epoch with the seed; null: no shuffling", examples=[2048]
+    )
+    cache: bool | str = Field(False, description="true: cache in memory; a string: cache to that file", examples=[True])
+    drop_remainder: bool = Field(
+        True,
+        description="drop the last partial batch of each epoch (so every step averages over the same global batch size)",
+        examples=[False],
+    )
+    preprocess: list[LayerSpec] = Field(
+        [],
+        description="Keras preprocessing layers applied to training and validation batches (single-input models)",
+        examples=[[{"type": "Rescaling", "scale": 0.0625}]],
+    )
+    augment: list[LayerSpec] = Field(
+        [],
+        description="Keras layers applied to training batches only, called with `training=True`",
+        examples=[[{"type": "RandomFlip", "mode": "horizontal"}]],
+    )
+    padded_batch: PaddedBatch | None = Field(
+        None,
+        description="batch variable-length examples by padding them; null: plain batches",
+        examples=[{"padding_values": {"tokens": 0}}],
+    )
+    bucket_by_sequence_length: BucketBySequenceLength | None = Field(
+        None,
+        description="batches of examples of similar length, padded per bucket; the loss averages over the real "
+        "example count",
+        examples=[{"input": "tokens", "boundaries": [16, 32], "batch_sizes": [64, 32, 16]}],
+    )
+    in_memory: Literal["auto"] | bool = Field(
+        "auto",
+        description="keep the training arrays on the device and slice each batch inside the compiled loop (a seeded "
+        "permutation per epoch; augmentation runs in the step); auto: for array sources (`python`, `npz`, `keras`, "
+        "`synthetic`) of at most 1 GiB with `drop_remainder`, no `cache` and no padding or bucketing, "
+        "else the tf.data pipeline",
+        examples=[False],
+    )
+
+
+class Data(StrictModel):
+    """Where the training and validation examples come from and how they are batched."""
+
+    train: TrainPipeline = Field(
+        description="the training pipeline", examples=[{"source": {"type": "synthetic", "examples": 1024}, "batch_size": 64}]
+    )
+    validation: ValidationPipeline | None = Field(
+        None,
+        description="a separate validation source; not with `validation_split`",
+        examples=[{"source": {"type": "keras", "dataset": "cifar10", "split": "test"}}],
+    )
+    validation_split: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="a seeded random fraction of the training source held out for validation (sources can be "
+        "ordered); not with `validation`",
+        examples=[0.2],
+    )
+    stratify: bool = Field(
+        False,
+        description="hold out that fraction of each class of the (one) target, which needs shape `[]` and `classes`; "
+        "seeded like the plain split",
+        examples=[True],
+    )
+    shard_policy: Literal["auto", "data", "file", "off"] = Field(
+        "auto",
+        description="tf.data auto-shard policy across workers; auto: `file` for tfrecord sources, else `data`",
+        examples=["file"],
+    )
+
+    @model_validator(mode="after")
+    def _one_validation(self) -> "Data":
+        if self.validation is not None and self.validation_split is not None:
+            raise ValueError("give `validation` or `validation_split`, not both")
+        if self.stratify and self.validation_split is None:
+            raise ValueError("`stratify` stratifies the `validation_split`; there is none")
+        return self

@@ -1,0 +1,101 @@
+"""`model` and `targets`: the network and what it is trained to predict."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Union
+
+from pydantic import Discriminator, Field, PositiveInt, Tag, model_validator
+
+from tfgen.spec.models.base import DottedRef, DType, Identifier, LayerSpec, Shape, StrictModel
+
+
+class Residual(StrictModel):
+    """`{residual: [layers]}`: the layers' output is added to their input (a skip connection)."""
+
+    residual: list["Layer"] = Field(
+        min_length=1,
+        description="layers whose output is added to the block's input (a skip connection)",
+        examples=[[{"type": "Dense", "units": 64}]],
+    )
+
+
+def _layer_kind(value: Any) -> str:
+    if isinstance(value, Residual) or (isinstance(value, dict) and "residual" in value and "type" not in value):
+        return "residual"
+    return "keras"
+
+
+Layer = Annotated[
+    Union[Annotated[Residual, Tag("residual")], Annotated[LayerSpec, Tag("keras")]],
+    Discriminator(_layer_kind),
+]
+Residual.model_rebuild()
+
+
+class InputSpec(StrictModel):
+    """One model input: the shape and dtype of one example."""
+
+    shape: Shape = Field(
+        description="the shape of one example (no batch axis); `null` marks a variable-length dimension",
+        examples=[[28, 28, 1]],
+    )
+    dtype: DType = Field("float32", description="the input's dtype", examples=["int32"])
+    vocabulary: PositiveInt | None = Field(
+        None,
+        description="integer inputs: ids are below this (synthetic data draws from it); null: 2",
+        examples=[10000],
+    )
+
+
+class Model(StrictModel):
+    """Either `layers` (a shared trunk) + `outputs` (named heads), or a `builder` function."""
+
+    inputs: dict[Identifier, InputSpec] = Field(
+        min_length=1, description="one entry per model input", examples=[{"pixels": {"shape": [64]}}]
+    )
+    layers: list[Layer] = Field(
+        [],
+        description="the shared trunk, applied in order; an item `{residual: [layers]}` adds the block's input to "
+        "its output",
+        examples=[[{"type": "Dense", "units": 128, "activation": "relu"}, {"residual": [{"type": "Dense", "units": 128}]}]],
+    )
+    outputs: dict[Identifier, list[Layer]] = Field(
+        {},
+        description="`{output: [layers]}`: one head per output, on the trunk",
+        examples=[{"digit": [{"type": "Dense", "units": 10}]}],
+    )
+    builder: DottedRef | None = Field(
+        None,
+        description="`package.module:function` returning a keras.Model whose outputs are a dict keyed by target "
+        "name (instead of `layers`/`outputs`; needed for several inputs)",
+        examples=["mymodels:build"],
+    )
+    kwargs: dict[str, Any] = Field({}, description="keyword arguments for `builder`", examples=[{"width": 64}])
+
+    @model_validator(mode="after")
+    def _layers_or_builder(self) -> "Model":
+        if self.builder is None and not self.outputs:
+            raise ValueError("give `outputs` (with optional `layers`) or a `builder`")
+        if self.builder is not None and (self.outputs or self.layers):
+            raise ValueError("a `builder` model takes no `layers` or `outputs`")
+        if self.kwargs and self.builder is None:
+            raise ValueError("`kwargs` are passed to a `builder`; there is none")
+        return self
+
+
+class TargetSpec(StrictModel):
+    """What one output is trained to predict."""
+
+    shape: Shape = Field(
+        [],
+        description="the shape of one example's target (`[]`: a scalar label); `null` marks a variable-length "
+        "dimension",
+        examples=[[4]],
+    )
+    dtype: DType = Field("float32", description="the target's dtype", examples=["int32"])
+    classes: PositiveInt | None = Field(
+        None,
+        description="number of classes of a class target: labels outside `[0, classes)` stop the run before the "
+        "first step, and synthetic labels are drawn below it",
+        examples=[10],
+    )

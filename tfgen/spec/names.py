@@ -1,0 +1,71 @@
+"""Names the generated run will log, derived from the spec (shared by validation and planning)."""
+
+from __future__ import annotations
+
+from tfgen.spec import catalog
+from tfgen.spec.models import KerasObject, Spec
+
+# The keys every history row may hold besides the losses and metrics, with what they record
+# (written by the support module's `epoch_values` and the epoch loop).
+FIXED_KEYS = {
+    "epoch": "the epoch number",
+    "lr": "the learning rate",
+    "loss_scale": "the mixed-precision loss scale",
+    "skipped_steps": "the count of skipped updates",
+    "epoch_seconds": "the epoch's duration",
+    "examples_per_second": "the training speed",
+}
+# Validation values are the training keys with this prefix (`val_loss`, `val_<output>_loss`, ...).
+VALIDATION_PREFIX = "val_"
+
+
+def output_names(spec: Spec) -> list[str]:
+    """The model's outputs: its heads, or for a `builder` model the targets."""
+    return list(spec.model.outputs) if spec.model.builder is None else list(spec.targets)
+
+
+def metric_name(metric: KerasObject) -> str:
+    """The metric's own name, as Keras gives it (its `name` argument or the class default)."""
+    if "name" in metric.args:
+        return str(metric.args["name"])
+    return catalog.classes("metrics")[metric.type]["default_name"]
+
+
+def metric_key(output: str, metric: KerasObject, several: bool) -> str:
+    """A metric's history key: `<output>_<name>` when the model has several outputs, else its name."""
+    name = metric_name(metric)
+    return f"{output}_{name}" if several else name
+
+
+def metric_keys(spec: Spec) -> list[tuple[str, str, KerasObject]]:
+    """(output, history key, metric) for every metric; keys as Keras fit names them."""
+    several = len(output_names(spec)) > 1
+    return [(output, metric_key(output, metric, several), metric) for output, metrics in spec.metrics.items() for metric in metrics]
+
+
+def train_keys(spec: Spec) -> list[str]:
+    """The per-epoch training values: `loss`, per-output losses when several, then metrics."""
+    outputs = output_names(spec)
+    keys = ["loss"]
+    if len(outputs) > 1:
+        keys += [f"{output}_loss" for output in outputs]
+    return keys + [key for _, key, _ in metric_keys(spec)]
+
+
+def weight_keys(spec: Spec) -> list[str]:
+    """`<output>_loss_weight` per output when the weights change during training."""
+    if spec.loss_weighting.type == "static":
+        return []
+    return [f"{output}_loss_weight" for output in output_names(spec)]
+
+
+def has_validation(spec: Spec) -> bool:
+    return spec.data.validation is not None or spec.data.validation_split is not None
+
+
+def history_keys(spec: Spec) -> list[str]:
+    """Every value a history row holds besides `epoch`, `lr`, and timing."""
+    keys = train_keys(spec)
+    if has_validation(spec):
+        keys += [f"{VALIDATION_PREFIX}{key}" for key in keys]
+    return keys + weight_keys(spec)

@@ -1,0 +1,59 @@
+"""What tfgen's loop supports, as facts about a spec that validation and planning both need
+(planning's own decisions are in tfgen.generate.decisions)."""
+
+from __future__ import annotations
+
+from tfgen.spec.models import Spec
+from tfgen.spec.models.data import IN_MEMORY_SOURCES
+from tfgen.spec.models.model import Residual
+
+# Adaptable layers and the arguments that give what `adapt` computes (validation refuses both;
+# `--deep` asks for one or the other). Normalization's statistics are variables; the script keeps
+# Discretization's boundaries and IntegerLookup's vocabulary in checkpointed variables of its own
+# (a resume puts them back).
+ADAPTABLE = {"Normalization": ("mean", "variance"), "Discretization": ("bin_boundaries",),
+             "IntegerLookup": ("vocabulary",)}
+INTEGER_ADAPTED = {"IntegerLookup"}  # adapted layers that compute on integers (no float32 dtype)
+
+# Strategies under which an XLA-compiled step is known to work (on CPU: XLA under MirroredStrategy
+# over logical CPU devices failed).
+JIT_STRATEGIES = ("default", "one_device")
+# Layers that look values up in a hash table, which XLA cannot compile ("tf2xla conversion failed").
+NO_XLA_LAYERS = ("IntegerLookup", "StringLookup", "TextVectorization")
+
+
+
+def model_layers(spec: Spec) -> list:
+    """The model's layers in order, trunk then heads, residual blocks opened."""
+    def walk(items):
+        for item in items:
+            if isinstance(item, Residual):
+                yield from walk(item.residual)
+            else:
+                yield item
+
+    heads = [layer for layers in spec.model.outputs.values() for layer in layers]
+    return list(walk(list(spec.model.layers) + heads))
+
+
+def layer_types(spec: Spec) -> list[str]:
+    return [item.type for item in model_layers(spec)]
+
+
+def xla_lookups(spec: Spec) -> list[str]:
+    """The model's layer types that XLA cannot compile (hash-table lookups), sorted."""
+    return sorted(set(NO_XLA_LAYERS) & set(layer_types(spec)))
+
+
+def in_memory_blocker(spec: Spec) -> str | None:
+    """Why the in-memory fast path cannot be used for this spec, or None."""
+    train = spec.data.train
+    if train.source.type not in IN_MEMORY_SOURCES:
+        return f"a `{train.source.type}` source streams from files"
+    if not train.drop_remainder:
+        return "it needs `drop_remainder: true` (every step slices a full global batch)"
+    if train.cache is not False:
+        return "`cache` applies to the tf.data pipeline only"
+    if train.padded_batch or train.bucket_by_sequence_length:
+        return "variable-length examples are padded by the tf.data pipeline"
+    return None
