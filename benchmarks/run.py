@@ -211,7 +211,7 @@ def run_worker(case_name: str, system: str, examples: int, epochs: int, data: Pa
 
         module.rt.History.append = recording
         if case.get("source") == "npz":
-            module.rt.IN_MEMORY_BUDGET_BYTES = STREAM_BUDGET_BYTES
+            module.rt.trainer.IN_MEMORY_BUDGET_BYTES = STREAM_BUDGET_BYTES  # read by use_data
         try:
             history = module.main(["--output-dir", str(folder / "run"), "--fresh"])
         finally:

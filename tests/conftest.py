@@ -41,6 +41,18 @@ def load_module(path: Path):
     return module
 
 
+def load_runtime(folder: Path = ROOT / "generated" / "tfgen_runtime"):
+    """Import the support package in `folder` (a fresh copy per call, under a name of its own, so
+    that it is not the `tfgen_runtime` a script imports)."""
+    name = f"tfgen_runtime_{uuid.uuid4().hex[:8]}"
+    spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
+                                                  submodule_search_locations=[str(folder)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its modules import each other relatively
+    spec.loader.exec_module(module)
+    return module
+
+
 def base_spec(**overrides) -> dict:
     """A small valid spec (synthetic data, one Dense head), with top-level sections overridden."""
     spec = {

@@ -256,7 +256,7 @@ def test_generated_files_honour_the_umask_and_leftovers_go(project):
     foreign.write_text("not ours")
     result = run_tfgen("build", "small.yaml", "--out", "gen", cwd=project)
     assert result.returncode == 0, result.stderr
-    for name in ("small.py", "tfgen_runtime.py"):
+    for name in ("small.py", "tfgen_runtime/__init__.py", "tfgen_runtime/cli.py"):
         assert (project / "gen" / name).stat().st_mode & 0o777 == 0o666 & ~_umask()
     assert not leftover.exists() and foreign.exists()
 

@@ -259,7 +259,7 @@ import tfgen_runtime as rt
 # Worker 1 of a cluster: MultiWorkerMirroredStrategy's extended.should_checkpoint is False there.
 strategy = types.SimpleNamespace(num_replicas_in_sync=2, extended=types.SimpleNamespace(should_checkpoint=False))
 args = rt.parse_args(["--output-dir", sys.argv[2]], "doc", 1, "runs/x")
-run = rt.RunDirectory(args, strategy, 64, sys.argv[3])
+run = rt.RunDirectory(args, strategy, 64, made_by={"spec": "x.yaml", "spec_sha256": "0" * 64, "tfgen": "0"})
 assert not run.chief and run.write.is_dir()
 print(run.write, flush=True)
 sys.exit(143)  # as StopSignals.save_and_exit_if_asked exits after its save

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 import yaml
-from conftest import ROOT, build, load_module, local_workers, read_history
+from conftest import ROOT, build, load_module, load_runtime, local_workers, read_history
 
 from tfgen.generate.plan import make_view
 from tfgen.generate.decisions import Jit, resolve_jit
@@ -86,7 +86,7 @@ def test_tabular_reaches_logistic_regression_on_the_same_split(tmp_path):
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
-    rt = load_module(ROOT / "generated" / "tfgen_runtime.py")
+    rt = load_runtime()
     x, y = load_breast_cancer(return_X_y=True)
     split = TABULAR["data"]["validation_split"]
     (train_x, train_y), (val_x, val_y) = [(p[0]["x"], p[1]["y"]) for p in

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -87,8 +89,36 @@ def test_build_and_check_work_without_tensorflow_keras_or_numpy(tmp_path):
     out = tmp_path / "out"
     built = run_tfgen("build", *specs, "--out", str(out), env=env)
     assert built.returncode == 0, built.stderr
-    assert sorted(path.name for path in out.glob("*.py")) == sorted([*(f"{spec.stem}.py" for spec in SPECS),
-                                                                     "tfgen_runtime.py"])
+    assert sorted(path.name for path in out.glob("*.py")) == sorted(f"{spec.stem}.py" for spec in SPECS)
+    assert sorted(path.name for path in (out / "tfgen_runtime").glob("*.py")) == sorted(
+        path.name for path in (ROOT / "generated" / "tfgen_runtime").glob("*.py"))
     checked = run_tfgen("check", *specs, "--out", str(out), env=env)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert run_tfgen("--help", env=env).returncode == 0
+
+
+def test_an_installed_tfgen_writes_the_whole_support_package(tmp_path):
+    """The wheel is the tfgen package (templates inside it): a copy of it alone, away from this
+    checkout, renders every file of tfgen_runtime/ from its own templates."""
+    assert _project_file()["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["tfgen"]
+    installed = tmp_path / "site"
+    shutil.copytree(ROOT / "tfgen", installed / "tfgen", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "project").mkdir()
+    shutil.copy(ROOT / "specs" / "digits.yaml", tmp_path / "project" / "digits.yaml")
+    result = subprocess.run([sys.executable, "-m", "tfgen", "build", "digits.yaml", "--out", "out"],
+                            cwd=tmp_path / "project", capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(installed)})
+    assert result.returncode == 0, result.stderr
+    written = sorted(path.name for path in (tmp_path / "project" / "out" / "tfgen_runtime").iterdir())
+    assert written == sorted(path.name for path in (ROOT / "generated" / "tfgen_runtime").glob("*.py"))
+    for name in written:
+        ours = (tmp_path / "project" / "out" / "tfgen_runtime" / name).read_text()
+        assert ours == (ROOT / "generated" / "tfgen_runtime" / name).read_text()
+
+
+def _project_file() -> dict:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        tomllib = pytest.importorskip("tomli")
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())

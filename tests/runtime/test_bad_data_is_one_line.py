@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import ROOT, base_spec, load_module
+from conftest import base_spec, load_runtime
 
-rt = load_module(ROOT / "generated" / "tfgen_runtime.py")
+rt = load_runtime()
 DESCRIPTION = {"features": tf.io.FixedLenFeature([8], tf.float32), "label": tf.io.FixedLenFeature([], tf.int64)}
 
 

@@ -5,18 +5,15 @@ of batches is named as such."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import ROOT, write_module
+from conftest import load_runtime, write_module
 
-spec = importlib.util.spec_from_file_location("tfgen_runtime", ROOT / "generated" / "tfgen_runtime.py")
-rt = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(rt)
+rt = load_runtime()
 
 INPUTS = {"x": rt.Field((6,), "float32")}
 TARGETS = {"y": rt.Field((), "int32", classes=2)}

@@ -1,9 +1,8 @@
-"""Unit tests of generated/tfgen_runtime.py (no training): trackers against the Keras callbacks,
-history, checkpoint fallback, keep-best and the data helpers."""
+"""Unit tests of the support package generated/tfgen_runtime/ (no training): trackers against the
+Keras callbacks, history, checkpoint fallback, keep-best, the data helpers and the trainer's contract."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -14,11 +13,9 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import ROOT, write_module
+from conftest import load_runtime, write_module
 
-spec = importlib.util.spec_from_file_location("tfgen_runtime", ROOT / "generated" / "tfgen_runtime.py")
-rt = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(rt)
+rt = load_runtime()
 
 
 def _tiny_model(accuracy=False):
@@ -276,11 +273,12 @@ IDENTITY = json.dumps({"spec_sha256": "a" * 64, "variables": []})
 
 
 def restore_newest_readable(checkpoint, directory, spec_sha256="a" * 64):
-    """StandardTrainer.restore over a bare checkpoint (the state only feeds its resume line)."""
-    trainer = rt.StandardTrainer.__new__(rt.StandardTrainer)
-    trainer.checkpoint, trainer.shapes = checkpoint, []
-    trainer.state = SimpleNamespace(epoch=tf.Variable(0), step_in_epoch=tf.Variable(0))
-    return trainer.restore(directory, spec_sha256)
+    """RunCheckpoint.restore over a bare checkpoint (the state only feeds its resume line)."""
+    run_checkpoint = rt.RunCheckpoint.__new__(rt.RunCheckpoint)
+    run_checkpoint.checkpoint = checkpoint
+    run_checkpoint.shapes = []
+    run_checkpoint.state = SimpleNamespace(epoch=tf.Variable(0), step_in_epoch=tf.Variable(0))
+    return run_checkpoint.restore(directory, spec_sha256)
 
 
 def _checkpoint(value, identity=IDENTITY):
@@ -547,7 +545,7 @@ def lookup(tmp_path, monkeypatch):
 @pytest.mark.parametrize("places", [("path", "cwd", "spec"), ("cwd", "spec"), ("spec",)])
 def test_user_module_found_in_order_sys_path_working_directory_spec_folder(lookup, places, monkeypatch):
     if "path" in places:  # a folder on sys.path is outside the project: imported only under --trust
-        monkeypatch.setattr(rt, "TRUSTED", True)
+        monkeypatch.setattr(rt.imports, "TRUSTED", True)
     for place in places:
         write_module(getattr(lookup, place), lookup.name, f"def where():\n    return {place!r}\n")
     assert rt.function(f"{lookup.name}:where", lookup.spec)() == places[0]
@@ -589,3 +587,101 @@ def test_user_module_without_the_function_is_one_line(lookup):
     write_module(lookup.cwd, lookup.name, "load = 3\n")
     with pytest.raises(rt.UserError, match=f"^{lookup.name}:load: module {lookup.name} has no function `load`$"):
         rt.function(f"{lookup.name}:load")
+
+
+# --- the trainer's contract, the checkpoint, the run's identity -----------------------------
+
+def test_a_misspelt_tracker_option_is_an_error_not_ignored():
+    with pytest.raises(TypeError, match="start_form_epoch"):
+        rt.EarlyStopping("val_loss", patience=1, start_form_epoch=2)
+    with pytest.raises(TypeError, match="cool_down"):
+        rt.ReduceOnPlateau("val_loss", factor=0.5, patience=1, cool_down=2)
+    stopping = rt.EarlyStopping("val_loss", patience=1, baseline=0.5, start_from_epoch=2)
+    assert (stopping.baseline, stopping.start_from_epoch) == (0.5, 2)
+
+
+def test_standard_trainer_requires_both_steps_and_keyword_arguments():
+    class OnlyTrains(rt.StandardTrainer):
+        def train_step(self, features, targets):
+            pass
+
+    with pytest.raises(TypeError, match="test_step"):
+        OnlyTrains(strategy=tf.distribute.get_strategy(), pipeline=None, examples_per_update=4)
+
+    class Both(OnlyTrains):
+        def test_step(self, features, targets):
+            pass
+
+    with pytest.raises(TypeError):
+        Both(tf.distribute.get_strategy(), None, 4)  # keyword-only: no positional seed to misplace
+    assert Both(strategy=tf.distribute.get_strategy(), pipeline=None, examples_per_update=4).seed is None
+
+
+def test_use_data_names_the_attributes_a_subclass_did_not_set():
+    class Partial(rt.StandardTrainer):
+        def __init__(self):
+            super().__init__(strategy=tf.distribute.get_strategy(), pipeline=None, examples_per_update=4)
+            self.model = _tiny_model()
+            self.optimizer = self.model.optimizer
+
+        def train_step(self, features, targets):
+            pass
+
+        def test_step(self, features, targets):
+            pass
+
+    arrays = ({"x": np.zeros((8, 1), np.float32)}, {"y": np.zeros((8, 1), np.float32)})
+    with pytest.raises(TypeError, match="sets no variables, state, train_metrics, validation_metrics, checkpoint"):
+        Partial().use_data(arrays, "memory")
+
+
+def _run_checkpoint(tmp_path, **optional):
+    model = _tiny_model()
+    metrics = {"loss": keras.metrics.Mean(name="loss")}
+    state = rt.RunState({"y": None})
+    return rt.RunCheckpoint(model=model, optimizer=model.optimizer, state=state, train_metrics=metrics, keep=2,
+                            **optional)
+
+
+def _saved_keys(path):
+    reader = tf.train.load_checkpoint(path)
+    return {key.split("/")[0] for key in reader.get_variable_to_shape_map()}
+
+
+def test_run_checkpoint_saves_the_keys_of_the_objects_it_is_given(tmp_path):
+    checkpoint = _run_checkpoint(tmp_path, early_stopping=rt.EarlyStopping("val_loss", patience=1))
+    checkpoint.restore(tmp_path / "none", "a" * 64)
+    checkpoint.open(tmp_path / "checkpoints")
+    path = checkpoint.save(1)
+    assert path == checkpoint.latest
+    # The optional objects not given (plateau, best_weights, ...) are not saved; random_state is empty.
+    assert _saved_keys(path) == {"_CHECKPOINTABLE_OBJECT_GRAPH", "early_stopping", "identity", "model", "optimizer",
+                                 "save_counter", "state", "train_metrics"}
+    assert json.loads(tf.train.load_checkpoint(path).get_tensor("identity/.ATTRIBUTES/VARIABLE_VALUE"))[
+        "spec_sha256"] == "a" * 64
+    assert checkpoint.epoch() == 0 and not checkpoint.stopped_early()
+    with pytest.raises(TypeError, match="early_stoping"):
+        _run_checkpoint(tmp_path, early_stoping=None)
+
+
+def test_save_in_epoch_records_the_step_and_numbers_by_the_steps_run(tmp_path):
+    checkpoint = _run_checkpoint(tmp_path)
+    checkpoint.restore(tmp_path / "none", "a" * 64)
+    checkpoint.open(tmp_path / "checkpoints")
+    checkpoint.state.steps_run.assign(7)
+    path = checkpoint.save_in_epoch(3)
+    assert path.endswith("ckpt-7")
+    assert tf.train.load_checkpoint(path).get_tensor("state/step_in_epoch/.ATTRIBUTES/VARIABLE_VALUE") == 3
+
+
+def test_run_directory_records_the_made_by_it_is_given(tmp_path):
+    made_by = {"spec": "specs/x.yaml", "spec_sha256": "b" * 64, "tfgen": "9.9"}
+    args = rt.parse_args(["--output-dir", str(tmp_path / "run")], "doc", 1, "runs/x")
+    run = rt.RunDirectory(args, tf.distribute.get_strategy(), 4, made_by=made_by)
+    checkpoint = _run_checkpoint(tmp_path)
+    history = run.resume(checkpoint, ["--output-dir", "run"])
+    assert not history.finished and history.rows == []
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert {key: record[key] for key in made_by} == made_by and record["argv"] == ["--output-dir", "run"]
+    saved = tf.train.load_checkpoint(checkpoint.save(1)).get_tensor("identity/.ATTRIBUTES/VARIABLE_VALUE")
+    assert json.loads(saved)["spec_sha256"] == "b" * 64

@@ -17,7 +17,7 @@ from conftest import ROOT, SPECS, base_spec, run_tfgen
 from tfgen.generate.build import HASH_LINE, plan_targets
 from tfgen.cli import main
 from tfgen.errors import SpecError
-from tfgen.generate.render import BLACK_MODE, RUNTIME_FILE
+from tfgen.generate.render import BLACK_MODE
 
 
 def test_committed_schema_equals_tfgen_schema(capsys):
@@ -37,10 +37,10 @@ def _write(path, data):
 
 
 def _script(path, out_dir, overrides=()):
-    """The target of one spec's script (plan_targets returns the shared support module last)."""
-    *scripts, runtime = plan_targets([path], out_dir, overrides)
-    assert runtime.spec is None and runtime.output.name == RUNTIME_FILE
-    (script,) = scripts
+    """The target of one spec's script (plan_targets returns the shared support package's files last)."""
+    targets = plan_targets([path], out_dir, overrides)
+    script, *runtime = targets
+    assert script.spec is not None and runtime and all(t.spec is None for t in runtime)
     return script
 
 
@@ -103,14 +103,15 @@ def test_pre_commit_hook_runs_tfgen_check():
 
 
 def _without_hash(text: str) -> list[str]:
-    """The script's lines, less the header's `# Spec sha256:` line (its second line, and only there)."""
+    """The script's lines, less its `SPEC_SHA256 = ...` line (there is one)."""
     lines = text.splitlines()
-    assert [i for i, line in enumerate(lines) if HASH_LINE.match(line)] == [1], lines[:3]
-    return lines[:1] + lines[2:]
+    found = [i for i, line in enumerate(lines) if HASH_LINE.match(line)]
+    assert len(found) == 1, found
+    return lines[: found[0]] + lines[found[0] + 1 :]
 
 
 def _line_changes(before_text: str, after_text: str) -> list[str]:
-    """The removed ("-") and added ("+") lines between two whole scripts, header hash aside.
+    """The removed ("-") and added ("+") lines between two whole scripts, the spec's hash aside.
 
     Hunk by hunk, removed lines first, as `diff -U0` shows them; autojunk off, so that frequent
     lines (blank lines, closing brackets) still anchor the alignment as they do in git's diff.
@@ -128,13 +129,13 @@ def _build_pair(tmp_path, before: dict, after: dict) -> tuple[str, str]:
     texts = []
     for data in (before, after):
         texts.append(_script(_write(tmp_path / "spec.yaml", data), tmp_path / "out").text)
-    if before != after:  # the header hash covers the resolved spec
+    if before != after:  # the hash covers the resolved spec
         assert HASH_LINE.search(texts[0]).group(1) != HASH_LINE.search(texts[1]).group(1)
     return texts[0], texts[1]
 
 
 def _changed_lines(tmp_path, before: dict, after: dict) -> list[str]:
-    """Changed lines of the whole generated script, apart from the header's sha256 line."""
+    """Changed lines of the whole generated script, apart from its SPEC_SHA256 line."""
     return _line_changes(*_build_pair(tmp_path, before, after))
 
 
@@ -142,7 +143,7 @@ def test_changed_lines_sees_the_whole_file_but_the_hash(tmp_path):
     spec = base_spec()
     assert _changed_lines(tmp_path, spec, spec) == []
     text = _script(_write(tmp_path / "spec.yaml", spec), tmp_path / "out").text
-    rehashed = HASH_LINE.sub("# Spec sha256: " + "0" * 64, text)
+    rehashed = HASH_LINE.sub('SPEC_SHA256 = "' + "0" * 64 + '"', text)
     assert rehashed != text and _line_changes(text, rehashed) == []
     # A change at the very top or bottom of the file counts: no part of it is cut off.
     lines = text.splitlines(keepends=True)
@@ -192,9 +193,8 @@ def _removed_and_added(tmp_path, after: dict) -> tuple[list[str], list[str]]:
     path = tmp_path / "review.yaml"
     texts = []
     for data in (_review_base(), after):
-        *scripts, runtime = plan_targets([_write(path, data)], tmp_path / "out")
-        assert runtime.spec is None  # the shared tfgen_runtime.py: not part of the review diff
-        (script,) = scripts
+        script, *runtime = plan_targets([_write(path, data)], tmp_path / "out")
+        assert all(t.spec is None for t in runtime)  # the shared tfgen_runtime/: not part of the review diff
         texts.append(script.text)
     changes = _line_changes(*texts)
     return [line for line in changes if line[0] == "-"], [line for line in changes if line[0] == "+"]

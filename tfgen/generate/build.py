@@ -18,7 +18,7 @@ from tfgen.errors import SpecError, SpecIssue, UsageError
 from tfgen.paths import display_path, shown_path
 from tfgen.spec.loader import Located
 from tfgen.generate.plan import user_functions
-from tfgen.generate.render import RUNTIME_FILE, render, render_runtime
+from tfgen.generate.render import RUNTIME_DIR, render, render_runtime
 from tfgen.spec.resolve import resolve, resolved_sha256
 from tfgen.generate.selfcheck import require_clean
 from tfgen.spec.models import Spec
@@ -28,7 +28,8 @@ T = TypeVar("T")
 # Modules a generated script imports besides the standard library's: Python puts the script's
 # folder first on sys.path, so a script of one of these names would import itself instead.
 TRAINING_MODULES = ("keras", "tensorflow", "numpy")
-HASH_LINE = re.compile(r"^# Spec sha256: ([0-9a-f]{64})$", re.MULTILINE)
+# The sha256 of the spec a script was generated from: its SPEC_SHA256 constant.
+HASH_LINE = re.compile(r'^SPEC_SHA256 = "([0-9a-f]{64})"', re.MULTILINE)
 MAX_GENERATED_BYTES = 4 * 2**20  # a file at a generated path larger than this is not tfgen's
 KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
          stat.S_IFSOCK: "a socket"}
@@ -38,7 +39,7 @@ KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBL
 class Target:
     """One spec and the file generated from it."""
 
-    spec: Path | None  # None: the support module shared by every script
+    spec: Path | None  # None: a file of the support package shared by every script
     output: Path
     text: str  # the generated source
     spec_sha256: str
@@ -88,8 +89,8 @@ def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[
     for spec_path in specs:
         shown = display_path(spec_path)
         output = out_dir / f"{spec_path.stem}.py"
-        if f"{spec_path.stem}.py" == RUNTIME_FILE:
-            issues.found.append(SpecIssue(shown, 1, 1, "", f"a spec named `{spec_path.name}` would overwrite the support module {RUNTIME_FILE}: rename it"))
+        if spec_path.stem == RUNTIME_DIR:
+            issues.found.append(SpecIssue(shown, 1, 1, "", f"a spec named `{spec_path.name}` would be shadowed by the support package {RUNTIME_DIR}/: rename it"))
             continue
         if spec_path.stem in sys.stdlib_module_names or spec_path.stem in TRAINING_MODULES:
             issues.found.append(SpecIssue(shown, 1, 1, "", f"a spec named `{spec_path.name}` would generate {spec_path.stem}.py, which would shadow the module `{spec_path.stem}` (a script's folder comes first on sys.path, so `import {spec_path.stem}` would import the script): rename the spec"))
@@ -107,15 +108,18 @@ def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[
         if ready and (target := issues.attempt(_script_target, spec_path, ready, output)):
             targets.append(target)
     issues.raise_any()
-    # One support module beside the scripts, shared by all of them.
-    return [*targets, Target(None, out_dir / RUNTIME_FILE, _checked_runtime(), "")]
+    # One support package beside the scripts, shared by all of them.
+    for name, text in _checked_runtime().items():
+        targets.append(Target(None, out_dir / name, text, ""))
+    return targets
 
 
 @functools.cache
-def _checked_runtime() -> str:
-    """The support module's text, self-checked once per process (it does not depend on the spec)."""
+def _checked_runtime() -> dict[str, str]:
+    """The support package's files, self-checked once per process (they do not depend on the spec)."""
     runtime = render_runtime()
-    require_clean(runtime, RUNTIME_FILE, "tfgen's support module")
+    for name, text in runtime.items():
+        require_clean(text, name, "tfgen's support package")
     return runtime
 
 

@@ -7,6 +7,8 @@ templates lay the view out.
 
 from __future__ import annotations
 
+import json
+
 
 from tfgen.generate.code import KEPT_OUTSIDE, argument, float32_head, keras_call, keywords, layer_lines, literal
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit
@@ -47,7 +49,7 @@ from tfgen.spec.support import model_layers
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
-RUNTIME_MODULE = "tfgen_runtime"  # the support module written beside the scripts
+RUNTIME_MODULE = "tfgen_runtime"  # the support package written beside the scripts
 
 
 # Every top-level name a generated script defines or imports, in one place: a test parses every
@@ -55,7 +57,7 @@ RUNTIME_MODULE = "tfgen_runtime"  # the support module written beside the script
 # the top level (`rt.function` imports them when called), so no spec can shadow these.
 SCRIPT_NAMES = frozenset(
     """os sys time zipfile Path keras tf rt
-    SEED OUTPUT_DIR SPEC_DIR EPOCHS GLOBAL_BATCH_SIZE VALIDATION_BATCH_SIZE SHUFFLE_BUFFER VALIDATION_SPLIT
+    SPEC_SHA256 MADE_BY SEED OUTPUT_DIR SPEC_DIR EPOCHS GLOBAL_BATCH_SIZE VALIDATION_BATCH_SIZE SHUFFLE_BUFFER VALIDATION_SPLIT
     INPUTS TARGETS SYNTHETIC_TRAIN_EXAMPLES SYNTHETIC_VALIDATION_EXAMPLES STEPS_PER_EXECUTION
     ACCUMULATION_STEPS EXAMPLES_PER_UPDATE LOSS_WEIGHTS CLIP_LIMIT VALIDATION_EVERY
     VALIDATION_STEPS CHECKPOINT_EVERY_EPOCHS CHECKPOINT_EVERY_STEPS CHECKPOINTS_TO_KEEP CPU_REPLICAS
@@ -78,7 +80,9 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
     trunk = layer_lines(spec.model.layers, adapted, mixed, source="x", variable="x", result="x")
     outputs = _outputs(spec, adapted, mixed)
     return View(
-        header={"version": version, "spec_path": spec_path, "sha256": spec_sha256},
+        # The path lands in a comment: escape anything (a newline, say) that could end it.
+        header={"version": version, "spec_path": json.dumps(spec_path, ensure_ascii=False)[1:-1], "sha256": spec_sha256},
+        made_by=f'{{"spec": {literal(spec_path)}, "spec_sha256": SPEC_SHA256, "tfgen": {literal(version)}}}',
         docstring=_docstring(spec, outputs),
         name=spec.name,
         seed=spec.seed,

@@ -1,0 +1,88 @@
+"""What every training script that tfgen writes beside this package shares (no spec here).
+
+Scripts `import tfgen_runtime as rt` and use the names below; each module holds one
+concern:
+
+- `cli`: the command line, and `run`, which makes a user's mistake one line
+- `devices`: the devices a strategy runs on
+- `errors`: `UserError`
+- `imports`: the user's functions a spec names
+- `data`: the declared fields, sources checked against them, synthetic data, splits
+- `tfrecords`: TFRecord files read and parsed once before training
+- `run_dir`: the run directory (resume, --fresh, run.json) and its history
+- `checkpoint`: the run's checkpoint, its identity and restore
+- `state`: where the run is (`RunState`)
+- `trainer`: the loops around a script's steps (`StandardTrainer`)
+- `trackers`: early stopping, the plateau factor, the best epoch's weights
+- `signals`: stop signals (save and exit)
+- `report`: history values, the epoch line, the progress bar
+"""
+
+from .checkpoint import RunCheckpoint, checkpoint_paths, read_whole, refuse_another_run
+from .cli import parse_args, positive, run
+from .data import (
+    Field,
+    as_dataset,
+    checked_arrays,
+    first_rows,
+    from_function,
+    named_examples,
+    split_arrays,
+    synthetic_arrays,
+)
+from .devices import existing_device, mirrored_devices
+from .errors import UserError
+from .imports import function
+from .report import epoch_line, metric_values, progress_bar
+from .run_dir import History, RunDirectory
+from .signals import StopSignals
+from .state import RunState
+from .tfrecords import checked_tfrecords
+from .trackers import EarlyStopping, KeepBest, ReduceOnPlateau
+from .trainer import (
+    COMPILE_FROM_STEPS,
+    StandardTrainer,
+    regularization_loss,
+    require_gradients,
+    require_weights,
+    variable_path,
+)
+
+__all__ = [
+    "COMPILE_FROM_STEPS",
+    "EarlyStopping",
+    "Field",
+    "History",
+    "KeepBest",
+    "ReduceOnPlateau",
+    "RunCheckpoint",
+    "RunDirectory",
+    "RunState",
+    "StandardTrainer",
+    "StopSignals",
+    "UserError",
+    "as_dataset",
+    "checked_arrays",
+    "checked_tfrecords",
+    "checkpoint_paths",
+    "epoch_line",
+    "existing_device",
+    "first_rows",
+    "from_function",
+    "function",
+    "metric_values",
+    "mirrored_devices",
+    "named_examples",
+    "parse_args",
+    "positive",
+    "progress_bar",
+    "read_whole",
+    "refuse_another_run",
+    "regularization_loss",
+    "require_gradients",
+    "require_weights",
+    "run",
+    "split_arrays",
+    "synthetic_arrays",
+    "variable_path",
+]

@@ -1,0 +1,197 @@
+"""A run's checkpoint (`RunCheckpoint`): what it holds, what run wrote it, and how a
+resume finds the newest one that reads back whole."""
+
+import json
+import sys
+from pathlib import Path
+
+import tensorflow as tf
+
+from .errors import UserError
+
+# What reading a damaged or foreign checkpoint raises.
+CORRUPT = (tf.errors.OpError, ValueError, AssertionError, LookupError, TypeError)
+IDENTITY_KEY = "identity/.ATTRIBUTES/VARIABLE_VALUE"
+
+
+class RunCheckpoint:
+    """Everything the rest of a run depends on, not just the weights.
+
+    The keys of its `tf.train.Checkpoint` are its keyword arguments' names (and
+    `random_state`, `identity`); the optional objects are saved only when given.
+    Its `identity` records the spec's sha256 and the variables' names and shapes, so
+    that a checkpoint of another spec or model is refused before anything is restored.
+
+    Args:
+        model: the keras.Model.
+        optimizer: its optimizer (built, so that its slots exist before a restore).
+        state: the run's `RunState`.
+        train_metrics: dict of history name -> the training metrics (a resumed epoch
+            goes on with their running values).
+        keep: how many checkpoints to keep.
+        adapted: variables of adapted layers kept outside the model, if any.
+        augment_random_state: the augmentation layers' random state, if any.
+        weighting: the adaptive loss weighting, if any.
+        early_stopping: the `EarlyStopping` tracker, if any.
+        plateau: the `ReduceOnPlateau` tracker, if any.
+        best_weights: the `KeepBest` tracker, if any.
+    """
+
+    def __init__(
+        self,
+        *,
+        model,
+        optimizer,
+        state,
+        train_metrics,
+        keep,
+        adapted=None,
+        augment_random_state=None,
+        weighting=None,
+        early_stopping=None,
+        plateau=None,
+        best_weights=None,
+    ):
+        self.state = state
+        self.keep = keep
+        self.early_stopping = early_stopping
+        self.shapes = [(v.path, list(v.shape)) for v in model.variables]
+        self.manager = None  # opened by `open`, once the run's directory is known
+        optional = {
+            "adapted": adapted,
+            "augment_random_state": augment_random_state,
+            "weighting": weighting,
+            "early_stopping": early_stopping,
+            "plateau": plateau,
+            "best_weights": best_weights,
+        }
+        given = {key: value for key, value in optional.items() if value is not None}
+        self.checkpoint = tf.train.Checkpoint(
+            model=model,
+            optimizer=optimizer,
+            state=state,
+            # With (epoch, step_in_epoch) these make the rest of a resumed epoch exact.
+            train_metrics=[v for m in train_metrics.values() for v in m.variables],
+            random_state=[v for v in model.variables if "seed_gen" in v.path],
+            # What wrote it (the spec's sha256, the variables' names and shapes).
+            identity=tf.Variable("", dtype=tf.string),
+            **given,
+        )
+
+    def identity(self, spec_sha256):
+        """The identity (JSON) of checkpoints of this model written from this spec."""
+        return json.dumps({"spec_sha256": spec_sha256, "variables": self.shapes})
+
+    def restore(self, directory, spec_sha256, resume=True):
+        """Resume from the newest checkpoint in `directory` that reads back whole, if it
+        is of this run; return its path (None: nothing restored).
+
+        One of another spec or model is refused before anything is restored; an
+        unreadable one is skipped (read in full first: a fallback restores nothing
+        partially). `resume=False` restores nothing: the run starts over.
+        """
+        ours = self.identity(spec_sha256)
+        self.checkpoint.identity.assign(ours)
+        paths = checkpoint_paths(directory) if resume else []
+        for path in reversed(paths):
+            saved = read_or_warn(path)
+            if saved is None:
+                continue
+            theirs = json.loads(saved.get(IDENTITY_KEY, b"{}"))
+            refuse_another_run(path, theirs, json.loads(ours))
+            self.checkpoint.restore(path).assert_existing_objects_matched()
+            self.checkpoint.identity.assign(ours)
+            epoch = self.state.epoch.numpy() + 1
+            step = self.state.step_in_epoch.numpy()
+            print(f"Resuming from {path} (epoch {epoch}, step {step})")
+            return path
+        return None
+
+    def epoch(self):
+        """The last epoch finished (0: none)."""
+        return int(self.state.epoch.numpy())
+
+    def stopped_early(self):
+        """Whether early stopping has ended the run."""
+        return self.early_stopping is not None and self.early_stopping.should_stop
+
+    def open(self, directory):
+        """Save into `directory` from now on (keeping the newest `keep`)."""
+        manager = tf.train.CheckpointManager(self.checkpoint, directory, self.keep)
+        self.manager = manager
+
+    def save(self, number):
+        """Save a checkpoint numbered `number`; return its path."""
+        return self.manager.save(checkpoint_number=number)
+
+    def save_in_epoch(self, step):
+        """Save at `step` of the epoch under way, numbered by the steps run; its path."""
+        self.state.step_in_epoch.assign(step)
+        return self.save(int(self.state.steps_run.numpy()))
+
+    @property
+    def latest(self):
+        """The newest checkpoint's path (None: none yet)."""
+        return self.manager.latest_checkpoint
+
+
+def read_or_warn(path):
+    """Every tensor of the checkpoint `path`, or None (warning) when it is unreadable."""
+    try:
+        return read_whole(path)
+    except CORRUPT as error:
+        why = f"is unreadable ({type(error).__name__}); trying the one before"
+        print(f"warning: {path} {why}", file=sys.stderr)
+        return None
+
+
+def read_whole(path):
+    """Every tensor of a checkpoint, read (and so CRC-checked) before anything is restored."""
+    reader = tf.train.load_checkpoint(path)
+    names = reader.get_variable_to_shape_map()
+    return {name: reader.get_tensor(name) for name in names}
+
+
+def checkpoint_paths(directory):
+    """The checkpoints in `directory`, oldest first (from the files if its list is lost)."""
+    try:
+        state = tf.train.get_checkpoint_state(str(directory))
+    except CORRUPT:
+        state = None
+    if state and state.all_model_checkpoint_paths:
+        return list(state.all_model_checkpoint_paths)
+    files = sorted(Path(directory).glob("ckpt-*.index"), key=checkpoint_number)
+    return [str(file.with_suffix("")) for file in files]
+
+
+def checkpoint_number(index_file):
+    """The number of `ckpt-N.index`."""
+    return int(index_file.stem.removeprefix("ckpt-"))
+
+
+def refuse_another_run(path, theirs, ours):
+    """Raise UserError naming what differs when a checkpoint is of another run."""
+    differences = []
+    if theirs.get("spec_sha256") != ours["spec_sha256"]:  # or another spec's script
+        differences.append("the spec changed since")
+    changed = variable_change(theirs.get("variables", []), ours["variables"])
+    if changed:
+        differences.append(changed)
+    if differences:
+        ways = "pass --fresh to discard it, or another --output-dir to keep it"
+        found = "; ".join(differences)
+        raise UserError(f"{path} is of another run ({found}): {ways}")
+
+
+def variable_change(theirs, ours):
+    """How the variables `(path, shape)` changed (None: they did not).
+
+    Layer names are numbered per process (dense_3): what each variable is and its shape
+    are compared, in order, and it is named by its path.
+    """
+    for (name, was), (other, now) in zip(theirs, ours):
+        if (name.rsplit("/")[-1], was) != (other.rsplit("/")[-1], now):
+            return f"variable {name} was {tuple(was)}, is {tuple(now)} now"
+    if len(theirs) != len(ours):
+        return "the model has another number of variables"
+    return None

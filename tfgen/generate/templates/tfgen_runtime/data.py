@@ -1,0 +1,269 @@
+"""A run's examples: the declared fields, sources' arrays and datasets checked against
+them, random examples of their shapes, and the held-out split."""
+
+import sys
+from collections import namedtuple
+
+import numpy as np
+import tensorflow as tf
+
+from .errors import UserError
+from .imports import function
+
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+WHAT = ("input", "target")
+
+# One model input or target per example: its shape, dtype and (labels) class count.
+Field = namedtuple("Field", "shape dtype classes", defaults=[None])
+
+
+def checked_arrays(arrays, fields, what):
+    """Name, shape-check and cast a source's arrays to the declared inputs or targets.
+
+    A cast that would change a value (3.7 to an integer, 300 to uint8, NaN to an integer)
+    and labels outside [0, classes) are errors that name the array and a row.
+    """
+    if not isinstance(arrays, dict):
+        if len(fields) > 1:
+            raise UserError(f"one array for the {what}s {list(fields)}: give a dict")
+        arrays = {next(iter(fields)): arrays}
+    checked = {}
+    for name, field in fields.items():
+        if name not in arrays:
+            raise UserError(f"the source has no {what} `{name}` ({sorted(arrays)})")
+        array = np.asarray(arrays[name])
+        if field.shape == () and array.shape[1:] == (1,):
+            array = array.reshape(-1)  # labels stored as a column, as cifar10 does
+        shape = array.shape[1:]
+        if not shape_fits(field.shape, shape):
+            message = f"{what}s.{name} has examples of shape {shape}"
+            raise UserError(f"{message}, the spec declares {field.shape}")
+        checked[name] = lossless_cast(array, field, f"{what}s.{name}")
+    return checked
+
+
+def shape_fits(declared, shape):
+    """Whether examples of `shape` are of the `declared` one (None: any length)."""
+    if len(shape) != len(declared):
+        return False
+    pairs = zip(declared, shape)
+    return all(None in (want, have) or want == have for want, have in pairs)
+
+
+def lossless_cast(array, field, name):
+    """`array` in the field's dtype, or UserError where the cast would change a value."""
+    with np.errstate(invalid="ignore"):  # NaN to an integer: reported below
+        cast = array.astype(field.dtype)
+    if array.dtype.kind in "biuf" and np.dtype(field.dtype).kind in "biu":
+        bad = cast != array  # NaN and infinities too
+        if bad.any():
+            row = np.argwhere(bad)[0]
+            change = f"{bad.sum()} values change when cast"
+            value = f"e.g. {array[tuple(row)]} at row {row[0]}"
+            raise UserError(f"{name}: {change} to {field.dtype}, {value}")
+    if cast.dtype.kind == "f":
+        require_finite(cast, name)
+    if field.classes and np.dtype(field.dtype).kind in "iu" and field.shape == ():
+        outside = (cast < 0) | (cast >= field.classes)
+        if outside.any():
+            row = int(np.argmax(outside))
+            labels = f"{outside.sum()} labels outside"
+            value = f"e.g. {cast[row]} at row {row}"
+            raise UserError(f"{name}: {labels} [0, {field.classes}), {value}")
+    return cast
+
+
+def require_finite(array, name):
+    """UserError naming the first row with a NaN or an infinity.
+
+    Such a value would train or score silently wrong: a NaN feature gives a finite,
+    wrong validation loss.
+    """
+    bad = ~np.isfinite(array)
+    if bad.any():
+        row = np.argwhere(bad)[0]
+        value = f"e.g. {array[tuple(row)]} at row {row[0]}"
+        raise UserError(f"{name}: {bad.sum()} non-finite values (NaN or inf), {value}")
+
+
+def named_examples(data, inputs, targets):
+    """A source's `(x, y)` as `({input: x}, {target: y})` arrays or dataset elements."""
+    if isinstance(data, tf.data.Dataset):
+        return named_dataset(data, inputs, targets)
+    require_pair(data)
+    x = checked_arrays(data[0], inputs, "input")
+    y = checked_arrays(data[1], targets, "target")
+    rows = {key: len(array) for part in (x, y) for key, array in part.items()}
+    if len(set(rows.values())) > 1:
+        raise UserError(f"the arrays have different numbers of rows: {rows}")
+    return x, y
+
+
+def named_dataset(data, inputs, targets):
+    """A dataset of `(x, y)` as one of `({input: x}, {target: y})`, its labels checked."""
+    require_pair(data.element_spec, gives="gives elements of", one="tensor")
+    x_named = isinstance(data.element_spec[0], dict)
+    y_named = isinstance(data.element_spec[1], dict)
+
+    def name(x, y):
+        if not x_named:
+            x = {next(iter(inputs)): x}
+        if not y_named:
+            y = {next(iter(targets)): y}
+        check_finite_features(x)
+        check_labels(y, targets)
+        return x, y
+
+    return data.map(name)
+
+
+def check_finite_features(x):
+    """Assert, in the graph as the examples stream, that float features are finite."""
+    for key, value in x.items():
+        if value.dtype.is_floating:
+            message = f"inputs.{key}: non-finite values (NaN or inf)"
+            finite = tf.reduce_all(tf.math.is_finite(value))
+            tf.debugging.Assert(finite, [message])
+
+
+def check_labels(y, targets):
+    """Assert, in the graph as the labels stream, that each is in [0, classes)."""
+    for key, field in targets.items():
+        if field.classes and field.shape == () and y[key].dtype.is_integer:
+            within = (y[key] >= 0) & (y[key] < field.classes)
+            message = f"targets.{key}: labels outside [0, {field.classes})"
+            tf.debugging.Assert(tf.reduce_all(within), [message, y[key]])
+
+
+def require_pair(data, gives="returned", one="array"):
+    """UserError unless `data` is an `(x, y)` pair (arrays, or a dataset's element)."""
+    if isinstance(data, tuple | list) and len(data) == 2:
+        return
+    if isinstance(data, tuple | list):
+        found = f"a {type(data).__name__} of {len(data)} items"
+    elif hasattr(data, "shape"):
+        found = f"one {one} of shape {tuple(data.shape)}"
+    else:
+        found = f"a {type(data).__name__}"
+    raise UserError(f"{gives} {found}, not an `(inputs, targets)` pair")
+
+
+def element_shape(spec, field, name, reference):
+    """UserError unless a dataset's elements of `name` are examples of the field's shape."""
+    if spec is None:
+        missing = name.replace("s.", " `", 1)
+        raise UserError(f"{reference}: its dataset has no {missing}`")
+    shape = tuple(spec.shape)
+    if shape_fits(field.shape, shape):
+        return
+    message = f"{name} has elements of shape {shape}, the spec declares {field.shape}"
+    if len(shape) == len(field.shape) + 1:
+        hint = "it gives batches (pass batch_size=None to the loader; tfgen batches)"
+        message = f"{message}: {hint}"
+    raise UserError(message)
+
+
+def same_twice(dataset, reference, elements=2):
+    """Warn when two iterations of `dataset` begin differently.
+
+    Such a dataset shuffles (or draws at random) itself, so a resumed run would differ
+    from an uninterrupted one.
+    """
+    first = list(dataset.take(elements).as_numpy_iterator())
+    second = list(dataset.take(elements).as_numpy_iterator())
+    leaves = zip(tf.nest.flatten(first), tf.nest.flatten(second))
+    if all(np.array_equal(a, b) for a, b in leaves):
+        return
+    found = f"{reference}: its dataset changes order between iterations"
+    fix = "pass it shuffle=False and let tfgen shuffle (data.train.shuffle)"
+    why = "a resumed run would differ from an uninterrupted one"
+    print(f"warning: {found}: {fix}; else {why}", file=sys.stderr)
+
+
+def from_function(reference, inputs, targets, spec_dir=None, /, **kwargs):
+    """The named examples that a `package.module:function` data source returns.
+
+    `kwargs` are the spec's arguments of that function, passed on to it as they are.
+    """
+    load = function(reference, spec_dir)
+    try:
+        data = named_examples(load(**kwargs), inputs, targets)
+    except UserError as error:
+        raise UserError(f"{reference}: {error}") from None
+    if isinstance(data, tf.data.Dataset):
+        element_shapes(data, inputs, targets, reference)
+        same_twice(data, reference)
+    return data
+
+
+def element_shapes(data, inputs, targets, reference):
+    """UserError unless the named dataset's elements are of the declared shapes."""
+    for part, fields, what in zip(data.element_spec, (inputs, targets), WHAT):
+        for key, field in fields.items():
+            element_shape(part.get(key), field, f"{what}s.{key}", reference)
+
+
+def synthetic_arrays(n, inputs, targets, seed):
+    """`n` random examples of the declared shapes, for runs without data files."""
+    rng = np.random.default_rng(seed)
+    x = {key: random_array(rng, n, field) for key, field in inputs.items()}
+    y = {key: random_array(rng, n, field) for key, field in targets.items()}
+    return x, y
+
+
+def random_array(rng, n, field):
+    """`n` random values of one field: labels in [0, classes), one-hot rows or noise."""
+    shape = (n, *(8 if d is None else d for d in field.shape))  # 8: a variable length
+    classes = field.classes
+    dtype = field.dtype
+    if classes and classes > 1 and shape[-1] == classes and dtype in FLOATS:
+        labels = rng.integers(0, classes, size=shape[:-1])
+        return np.eye(classes, dtype=dtype)[labels]
+    if classes is not None:
+        return rng.integers(0, classes, size=shape).astype(dtype)
+    if dtype == "bool":
+        return rng.random(size=shape) < 0.5
+    if dtype in FLOATS:
+        return rng.random(size=shape).astype(dtype)
+    highest = 256 if dtype == "uint8" else 100
+    return rng.integers(0, highest, size=shape).astype(dtype)
+
+
+def split_arrays(data, fraction, seed, stratify=False):
+    """Hold out a seeded random `fraction` of the examples (of each class: `stratify`)."""
+    if isinstance(data, tf.data.Dataset):
+        fix = "give the held-out examples as a `validation` source, or return arrays"
+        message = "`validation_split` needs arrays, the source gave a Dataset"
+        raise UserError(f"{message}: {fix}")
+    labels = next(iter(data[1].values()))
+    order = np.random.default_rng(seed).permutation(len(labels))
+    held = np.zeros(len(order), bool)
+    classes = np.unique(labels) if stratify else []
+    groups = [order[labels[order] == label] for label in classes] or [order]
+    for rows in groups:
+        held[rows[: round(len(rows) * fraction)]] = True
+    if not held.any():
+        kept = f"{fraction} of {len(order)} examples"
+        raise UserError(f"`validation_split` {kept} holds out none: raise it")
+    kept_rows = order[~held[order]]
+    held_rows = order[held[order]]
+    return [rows_of(data, kept_rows), rows_of(data, held_rows)]
+
+
+def rows_of(data, rows):
+    """The examples `rows` of arrays `(x, y)`."""
+    return tuple({key: array[rows] for key, array in part.items()} for part in data)
+
+
+def first_rows(part, n):
+    """The first `n` examples of arrays `(x, y)` or of a dataset."""
+    if isinstance(part, tf.data.Dataset):
+        return part.take(n)
+    return tuple({key: array[:n] for key, array in arrays.items()} for arrays in part)
+
+
+def as_dataset(data):
+    """A tf.data.Dataset of `(features, targets)` from arrays or a dataset."""
+    if isinstance(data, tf.data.Dataset):
+        return data
+    return tf.data.Dataset.from_tensor_slices(data)

@@ -1,0 +1,167 @@
+"""A run's directory (`RunDirectory`): where it reads and writes, what made it, the
+previous run it resumes or discards, and its history (`History`)."""
+
+import atexit
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import keras
+import tensorflow as tf
+
+from .data import first_rows
+from .errors import UserError
+
+# What --fresh removes: the run's state and its exports.
+RUN_FILES = (
+    "checkpoints",
+    "history.jsonl",
+    "run.json",
+    "model.keras",
+    "saved_model",
+    "tensorboard",
+)
+
+
+class RunDirectory:
+    """Where a run reads (`output`) and writes (`write`).
+
+    Off the chief, `write` is scratch: the chief's files alone are kept, yet every
+    worker saves, as saving is collective.
+
+    Args:
+        args: the script's parsed command line.
+        strategy: the tf.distribute strategy.
+        global_batch_size: the batch over all replicas (split evenly between them).
+        made_by: what generated the script: `spec`, `spec_sha256` and `tfgen`.
+    """
+
+    def __init__(self, args, strategy, global_batch_size, *, made_by):
+        replicas = strategy.num_replicas_in_sync
+        if global_batch_size % replicas:
+            split = f"does not split into {replicas} replicas"
+            raise UserError(f"batch_size {global_batch_size} {split}")
+        share = global_batch_size // replicas
+        batches = f"global batch {global_batch_size}, {share} per replica"
+        print(f"{replicas} replica(s): {batches}")
+        self.args = args
+        self.made_by = dict(made_by)
+        self.output = Path(args.output_dir)
+        self.chief = strategy.extended.should_checkpoint  # or worker 0 without a chief
+        self.write = self.output
+        if not self.chief:  # removed on any exit but SIGKILL (a stop signal exits)
+            self.write = Path(tempfile.mkdtemp(prefix="tfgen-worker-"))
+            atexit.register(shutil.rmtree, self.write, ignore_errors=True)
+
+    def data(self, data):
+        """`(train, validation)` as this run uses it: the first --max-examples of each."""
+        n = self.args.max_examples
+        if n is not None:
+            data = tuple(None if part is None else first_rows(part, n) for part in data)
+        require_examples(data[1])
+        return data
+
+    def resume(self, checkpoint, argv, fresh=False):
+        """Restore the run into `checkpoint` (a `RunCheckpoint`), or refuse one of another
+        spec or model; return its `History` (`finished`: nothing is left to train).
+
+        `fresh` (or --fresh) discards the previous run first.
+        """
+        start_over = fresh or self.args.fresh
+        if start_over:
+            self.discard()
+        directory = self.output / "checkpoints"
+        checkpoint.restore(directory, self.made_by["spec_sha256"], not start_over)
+        epoch = checkpoint.epoch()
+        history = History(self.output, self.write, last_epoch=epoch)
+        history.finished = self.finished(checkpoint, epoch)
+        if history.finished:
+            return history
+        self.write.mkdir(parents=True, exist_ok=True)
+        self.record(argv)
+        checkpoint.open(self.write / "checkpoints")
+        return history
+
+    def finished(self, checkpoint, epoch):
+        """Whether the restored run has nothing left to train (saying why)."""
+        stopped = checkpoint.stopped_early()
+        epochs = self.args.epochs
+        if not stopped and epoch < epochs:
+            return False
+        why = "early stopping" if stopped else f"--epochs {epochs}"
+        more = "--fresh starts over, a larger --epochs trains on"
+        print(f"Already finished at epoch {epoch} ({why}); nothing to do: {more}")
+        return True
+
+    def record(self, argv):
+        """run.json: what made the script, the versions it runs on, its arguments."""
+        if argv is None:
+            argv = sys.argv[1:]
+        versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
+        record = {**self.made_by, **versions, "argv": list(argv)}
+        (self.write / "run.json").write_text(json.dumps(record, indent=2) + "\n")
+
+    def discard(self):
+        """--fresh: remove the previous run's files (saying what they held)."""
+        found = [self.output / n for n in RUN_FILES if (self.output / n).exists()]
+        if not found or not self.chief:
+            return
+        names = ", ".join(path.name for path in found)
+        print(f"--fresh: discarding the previous run in {self.output} ({names})")
+        for path in found:
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+
+
+def require_examples(validation):
+    """UserError when the validation data (arrays, a dataset or None) has no example."""
+    if isinstance(validation, tuple):
+        empty = not len(next(iter(validation[1].values())))
+    elif isinstance(validation, tf.data.Dataset):
+        empty = validation.cardinality() == 0
+    else:
+        empty = False
+    if empty:
+        raise UserError("the validation data is empty: give it examples")
+
+
+class History:
+    """history.jsonl: one JSON object per epoch, rewritten atomically each epoch."""
+
+    def __init__(self, read_from, write_to, last_epoch):
+        """The rows in `read_from` up to `last_epoch` (later ones are redone)."""
+        self.path = Path(write_to) / "history.jsonl"
+        self.rows = []
+        self.finished = False
+        source = Path(read_from) / "history.jsonl"
+        if not source.exists():
+            return
+        for number, line in enumerate(source.read_text().splitlines(), 1):
+            row = history_row(line, f"{source} line {number}", last_epoch)
+            if row is not None:
+                self.rows.append(row)
+
+    def append(self, row):
+        """Add the row of an epoch; rewrite the file (a partial one, then renamed)."""
+        self.rows.append(row)
+        partial = self.path.with_suffix(".jsonl.partial")
+        partial.write_text("".join(json.dumps(row) + "\n" for row in self.rows))
+        partial.replace(self.path)
+
+
+def history_row(line, where, last_epoch):
+    """One line of history.jsonl as a row (None: of an epoch after `last_epoch`), or
+    UserError naming `where` it is."""
+    try:
+        row = json.loads(line)
+        kept = row["epoch"] <= last_epoch
+    except (ValueError, TypeError, KeyError, IndexError):
+        ways = "move it away, or pass --fresh to start over"
+        raise UserError(f"{where} is not a history row: {ways}") from None
+    if not kept:
+        return None
+    return row

@@ -1,0 +1,241 @@
+"""The loops around a script's per-replica steps (`StandardTrainer`, as orbit's), and
+helpers those steps call."""
+
+import abc
+import time
+
+import keras
+import tensorflow as tf
+
+from .errors import UserError
+from .report import metric_values
+
+IN_MEMORY_BUDGET_BYTES = 2**30  # larger training arrays stream through tf.data
+COMPILE_FROM_STEPS = 1000  # XLA: ~1 s to compile; 0.25-0.8 ms a step saved (CPU)
+PROVIDED = (  # what a subclass's __init__ sets: see StandardTrainer
+    "model",
+    "optimizer",
+    "variables",
+    "state",
+    "train_metrics",
+    "validation_metrics",
+    "checkpoint",
+)
+
+
+class StandardTrainer(abc.ABC):
+    """Runs a subclass's per-replica `train_step` many times per tf.function call.
+
+    As orbit's StandardTrainer: from in-memory arrays (sliced inside the compiled loop)
+    or from a distributed tf.data iterator. A subclass implements `train_step` and
+    `test_step`, and its `__init__` sets these attributes (`use_data` checks them):
+
+    Attributes:
+        model: the keras.Model trained.
+        optimizer: its optimizer (its rate and loss scale are reported each epoch).
+        variables: the variables `train_step` updates (checked finite after each call).
+        state: the run's `RunState`.
+        train_metrics: dict of history name -> metric, updated by `train_step`.
+        validation_metrics: the same for `test_step`.
+        checkpoint: the run's `RunCheckpoint` (named when the weights become
+            non-finite).
+    """
+
+    steps_per_call = 100  # `steps_per_execution: auto`: doubled while calls are short
+
+    def __init__(self, *, strategy, pipeline, examples_per_update, seed=None):
+        """Args:
+        strategy: the tf.distribute strategy the steps run under.
+        pipeline: `pipeline(train, epoch)`: the batches of one epoch of streamed data.
+        examples_per_update: the examples of one update, over all replicas.
+        seed: the seed of the in-memory order (shuffled per epoch); None: unshuffled.
+        """
+        self.strategy = strategy
+        self.pipeline = pipeline
+        self.examples_per_update = examples_per_update
+        self.seed = seed
+
+    @abc.abstractmethod
+    def train_step(self, features, targets):
+        """One update from this replica's part of the global batch."""
+
+    @abc.abstractmethod
+    def test_step(self, features, targets):
+        """Update `validation_metrics` with one batch on this replica."""
+
+    def require_attributes(self):
+        """Raise TypeError naming the attributes of the contract a subclass did not set."""
+        missing = [name for name in PROVIDED if not hasattr(self, name)]
+        if missing:
+            names = ", ".join(missing)
+            kind = type(self).__name__
+            raise TypeError(f"{kind}.__init__ sets no {names} (see StandardTrainer)")
+
+    def prepare(self, features, targets):
+        """A batch sliced from the in-memory arrays, before the step."""
+        return features, targets
+
+    def use_data(self, train, placement, most_steps=None):
+        """Keep the training data (in memory where it may); return an epoch's steps."""
+        self.require_attributes()
+        self.train = train
+        self.in_memory = placement == "memory"
+        if placement == "auto" and not isinstance(train, tf.data.Dataset):
+            size = sum(a.nbytes for arrays in train for a in arrays.values())
+            self.in_memory = size <= IN_MEMORY_BUDGET_BYTES
+        if self.in_memory and isinstance(train, tf.data.Dataset):
+            raise UserError("`in_memory: true` needs arrays; the source gave a Dataset")
+        if self.in_memory:
+            steps = self.keep_arrays(train)
+        else:
+            steps = self.count_batches(train)
+        if steps == 0:
+            self.refuse_no_batch()
+        if most_steps:
+            return min(steps, most_steps)
+        return steps
+
+    def keep_arrays(self, train):
+        """Keep the training arrays as tensors; return an epoch's steps."""
+        self.arrays = [{k: tf.constant(a) for k, a in part.items()} for part in train]
+        self.examples = len(next(iter(train[1].values())))
+        return self.examples // self.examples_per_update
+
+    def count_batches(self, train):
+        """The batches of an epoch of streamed data (counted once when unknown)."""
+        steps = int(self.pipeline(train).cardinality())
+        if steps < 0:  # unknown (a file or generator source): count once
+            steps = int(self.pipeline(train).reduce(0, lambda n, _: n + 1))
+        return steps
+
+    def refuse_no_batch(self):
+        """Raise UserError: the training data makes no full batch."""
+        if self.in_memory:
+            have = f"{self.examples} training examples"
+        else:
+            have = "the training examples"
+        batch = f"{self.examples_per_update} (batch_size x accumulation steps)"
+        fix = "more data or a smaller batch"
+        raise UserError(f"{have} make no full batch of {batch}: {fix}")
+
+    def compile_step_if_long(self, steps):
+        """XLA-compile `train_step` for a run of `steps` steps, if long enough to repay it."""
+        if steps >= COMPILE_FROM_STEPS:
+            self.train_step = tf.function(self.train_step, jit_compile=True)
+
+    def start_epoch(self, epoch, step):
+        """Reset the metrics (a resumed epoch keeps its first part's) and the data."""
+        if step == 0:
+            reset(self.train_metrics)
+        reset(self.validation_metrics)
+        if not self.in_memory:
+            # A seeded pipeline per epoch: a resume at `step` skips its first batches.
+            batches = self.pipeline(self.train, epoch).skip(step)
+            self.iterator = iter(self.strategy.experimental_distribute_dataset(batches))
+
+    def run_steps(self, epoch, step, steps):
+        """Run `steps` training steps of `epoch` from `step`, in one compiled call."""
+        started = time.perf_counter()
+        if self.in_memory:
+            position = (tf.constant(epoch), tf.constant(step), tf.constant(steps))
+            finite = self.train_from_memory(*position)
+        else:
+            finite = self.train_from_iterator(self.iterator, tf.constant(steps))
+        # Fewer, longer calls (a stop signal waits < 0.5 s); a cluster's workers keep 100.
+        short = steps == self.steps_per_call and time.perf_counter() - started < 0.25
+        if short and getattr(self.strategy, "cluster_resolver", None) is None:
+            self.steps_per_call *= 2
+        # Off XLA, relu(NaN) is 0: a NaN update can leave the loss finite (the state's check).
+        if not finite and self.state.bad_step.numpy() < 0:
+            where = f"steps {step + 1}-{step + steps} of epoch {epoch}"
+            message = f"the weights became non-finite in {where}"
+            self.state.stop(message, self.checkpoint.latest)
+
+    def finite_weights(self):
+        finite = [tf.reduce_all(tf.math.is_finite(v)) for v in self.variables]
+        return tf.reduce_all(finite)
+
+    @tf.function
+    def train_from_memory(self, epoch, first_step, steps):
+        """Run `steps` steps of `epoch` from `first_step` in one graph; finite weights?"""
+        order = tf.range(self.examples)
+        if self.seed is not None:  # seeded per epoch: the position is (epoch, step)
+            order = tf.random.experimental.stateless_shuffle(order, [self.seed, epoch])
+        for step in tf.range(first_step, first_step + steps):
+            self.strategy.run(self.train_step_on_slice, args=(order, step))
+        return self.finite_weights()
+
+    def train_step_on_slice(self, order, step):
+        """Gather this replica's rows of update `step` from the arrays; train on them."""
+        context = tf.distribute.get_replica_context()
+        share = self.examples_per_update // context.num_replicas_in_sync
+        replica = tf.cast(context.replica_id_in_sync_group, tf.int32)
+        start = step * self.examples_per_update + replica * share
+        rows = tf.slice(order, [start], [share])
+        batch = [{k: tf.gather(a, rows) for k, a in p.items()} for p in self.arrays]
+        self.train_step(*self.prepare(*batch))
+
+    @tf.function
+    def train_from_iterator(self, iterator, steps):
+        """Run `steps` steps in one graph, pulling batches from the iterator; finite weights?"""
+        for _ in tf.range(steps):
+            self.strategy.run(self.train_step, args=next(iterator))
+        return self.finite_weights()
+
+    @tf.function
+    def distributed_test_step(self, features, targets):
+        self.strategy.run(self.test_step, args=(features, targets))
+
+    def evaluate(self, validation):
+        """Run the validation set; return its `val_` history values."""
+        batches = 0
+        for batches, (features, targets) in enumerate(validation, 1):
+            self.distributed_test_step(features, targets)
+        if not batches:
+            raise UserError("the validation data is empty")
+        return metric_values(self.validation_metrics, prefix="val_")
+
+    def epoch_values(self, started, trained, steps):
+        """The last rate, loss scale (float16), updates skipped so far, and the speed."""
+        values = {"lr": float(self.state.learning_rate.numpy())}
+        if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
+            values["loss_scale"] = float(self.optimizer.dynamic_scale.numpy())
+        values["skipped_steps"] = int(self.state.skipped.numpy())
+        values["epoch_seconds"] = time.perf_counter() - started
+        speed = steps * self.examples_per_update / (trained - started)
+        values["examples_per_second"] = speed
+        return values
+
+
+def reset(metrics):
+    """Reset every metric of a dict of them."""
+    for metric in metrics.values():
+        metric.reset_state()
+
+
+def regularization_loss(model):
+    """The sum of the model's regularization losses (read it inside the tape)."""
+    if not model.losses:
+        return tf.constant(0.0)
+    return tf.add_n(model.losses)
+
+
+def require_weights(model):
+    """The model, unless it has nothing to train (only layers such as Dropout)."""
+    if not model.trainable_variables:
+        fix = "add a layer that has some, such as Dense"
+        raise UserError(f"the model `{model.name}` has no trainable weights: {fix}")
+    return model
+
+
+def variable_path(variable):
+    """A Keras variable's path (`dense/kernel`), or a tf.Variable's name (loss weighting's)."""
+    return getattr(variable, "path", None) or variable.name
+
+
+def require_gradients(gradients, variables):
+    """Raise (once, at trace time) if the loss does not reach some trainable variable."""
+    unused = [variable_path(var) for g, var in zip(gradients, variables) if g is None]
+    if unused:
+        allow = "train.allow_unused_variables: true allows it"
+        raise ValueError(f"no gradient reaches {', '.join(unused)} ({allow})")
