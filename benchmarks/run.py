@@ -43,28 +43,72 @@ STREAMED = ["fit_default", "fit_tuned", "tfgen"]  # the limit and the naive loop
 CASES = {
     "mlp": {"spec": "specs/mnist.yaml", "examples": 60000, "batch": 32, "precision": "float32", "epochs": 10},
     # A quarter of the examples: short epochs (the per-call and per-epoch costs weigh more).
-    "mlp_short": {"spec": "specs/mnist.yaml", "examples": 15000, "batch": 32, "precision": "float32", "epochs": 10,
-                  "systems": ["fit_tuned", "tfgen", "limit"]},
+    "mlp_short": {
+        "spec": "specs/mnist.yaml",
+        "examples": 15000,
+        "batch": 32,
+        "precision": "float32",
+        "epochs": 10,
+        "systems": ["fit_tuned", "tfgen", "limit"],
+    },
     "cnn": {"spec": "specs/cifar.yaml", "examples": 1920, "batch": 128, "precision": "float32", "epochs": 4},
-    "cnn_mixed": {"spec": "specs/cifar.yaml", "examples": 1920, "batch": 128, "precision": "mixed_float16", "epochs": 4},
+    "cnn_mixed": {
+        "spec": "specs/cifar.yaml",
+        "examples": 1920,
+        "batch": 128,
+        "precision": "mixed_float16",
+        "epochs": 4,
+    },
     "multitask": {"spec": "specs/multitask.yaml", "examples": 2048, "batch": 32, "precision": "float32", "epochs": 5},
     # 30,000 examples in 4 files of tf.train.Example records: the tf.data path.
-    "mlp_tfrecord": {"spec": "specs/mnist.yaml", "examples": 30000, "batch": 32, "precision": "float32", "epochs": 5,
-                     "source": "tfrecord", "systems": STREAMED},
+    "mlp_tfrecord": {
+        "spec": "specs/mnist.yaml",
+        "examples": 30000,
+        "batch": 32,
+        "precision": "float32",
+        "epochs": 5,
+        "source": "tfrecord",
+        "systems": STREAMED,
+    },
     # An .npz file above the in-memory budget (lowered to 1 MB in the worker, see `streamed_npz`).
-    "mlp_npz_stream": {"spec": "specs/mnist.yaml", "examples": 60000, "batch": 32, "precision": "float32",
-                       "epochs": 5, "source": "npz", "systems": STREAMED},
+    "mlp_npz_stream": {
+        "spec": "specs/mnist.yaml",
+        "examples": 60000,
+        "batch": 32,
+        "precision": "float32",
+        "epochs": 5,
+        "source": "npz",
+        "systems": STREAMED,
+    },
     # Variable-length sequences from a Python generator, bucketed by length (no XLA: shapes vary).
-    "sequences": {"spec": "specs/sequences.yaml", "examples": 8192, "batch": 32, "precision": "float32",
-                  "epochs": 4, "source": "sequences", "systems": STREAMED},
+    "sequences": {
+        "spec": "specs/sequences.yaml",
+        "examples": 8192,
+        "batch": 32,
+        "precision": "float32",
+        "epochs": 4,
+        "source": "sequences",
+        "systems": STREAMED,
+    },
     # specs/digits.yaml as it is: seconds from process start to the end of the first epoch.
-    "first_epoch": {"spec": "specs/digits.yaml", "examples": 1437, "batch": 64, "precision": "float32", "epochs": 5,
-                    "source": "startup", "systems": STREAMED},
+    "first_epoch": {
+        "spec": "specs/digits.yaml",
+        "examples": 1437,
+        "batch": 64,
+        "precision": "float32",
+        "epochs": 5,
+        "source": "startup",
+        "systems": STREAMED,
+    },
 }
 MODES = {
     "full": {"cases": list(CASES), "rounds": 2, "scale": 1.0, "epochs": None},
-    "quick": {"cases": ["mlp", "cnn", "mlp_tfrecord", "mlp_npz_stream", "sequences", "first_epoch"], "rounds": 1,
-              "scale": 0.25, "epochs": None},
+    "quick": {
+        "cases": ["mlp", "cnn", "mlp_tfrecord", "mlp_npz_stream", "sequences", "first_epoch"],
+        "rounds": 1,
+        "scale": 0.25,
+        "epochs": None,
+    },
     "smoke": {"cases": ["mlp"], "rounds": 1, "scale": 0.005, "epochs": 3},
 }
 STREAM_BUDGET_BYTES = 2**20  # the in-memory budget the `mlp_npz_stream` worker gives the script
@@ -96,8 +140,11 @@ def benchmark_spec(case: dict, examples: int, epochs: int, data: Path | None = N
     spec.pop("strategy", None)
     source = {"type": "synthetic", "examples": examples}
     if case.get("source") == "tfrecord":
-        source = {"type": "tfrecord", "files": str(data / "train-*.tfrecord"),
-                  "features": {"image": {"shape": [28, 28], "dtype": "int64"}, "digit": {"dtype": "int64"}}}
+        source = {
+            "type": "tfrecord",
+            "files": str(data / "train-*.tfrecord"),
+            "features": {"image": {"shape": [28, 28], "dtype": "int64"}, "digit": {"dtype": "int64"}},
+        }
     elif case.get("source") == "npz":
         source = {"type": "npz", "path": str(data / "train.npz"), "x": "x", "y": "y"}
     train = {"source": source, "batch_size": case["batch"], "shuffle": min(examples, 10000)}
@@ -180,12 +227,19 @@ def compile_fit(model, optimizer, spec: dict, system: str) -> None:
     losses, weights = spec_losses(spec)
     metrics = {name: [keras_object(m, keras.metrics) for m in items] for name, items in spec.get("metrics", {}).items()}
     tuned = system == "fit_tuned"
-    model.compile(optimizer=optimizer, loss=losses, loss_weights=weights, metrics=metrics,
-                  steps_per_execution=TUNED_STEPS_PER_EXECUTION if tuned else 1, jit_compile=True if tuned else "auto")
+    model.compile(
+        optimizer=optimizer,
+        loss=losses,
+        loss_weights=weights,
+        metrics=metrics,
+        steps_per_execution=TUNED_STEPS_PER_EXECUTION if tuned else 1,
+        jit_compile=True if tuned else "auto",
+    )
 
 
-def run_worker(case_name: str, system: str, examples: int, epochs: int, data: Path | None = None,
-               script: Path | None = None) -> dict:
+def run_worker(
+    case_name: str, system: str, examples: int, epochs: int, data: Path | None = None, script: Path | None = None
+) -> dict:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     case = CASES[case_name]
     folder = script.parent if script else Path(tempfile.mkdtemp(prefix="tfgen-bench-"))
@@ -232,8 +286,12 @@ def run_worker(case_name: str, system: str, examples: int, epochs: int, data: Pa
             dataset, _ = module.build_datasets()
         else:
             (features, targets), _ = module.load_data()
-            dataset = (tf.data.Dataset.from_tensor_slices((features, targets)).shuffle(examples, seed=0)
-                       .batch(batch, drop_remainder=True).prefetch(tf.data.AUTOTUNE))
+            dataset = (
+                tf.data.Dataset.from_tensor_slices((features, targets))
+                .shuffle(examples, seed=0)
+                .batch(batch, drop_remainder=True)
+                .prefetch(tf.data.AUTOTUNE)
+            )
         throughput = []
 
         if system in ("fit_default", "fit_tuned"):
@@ -258,12 +316,13 @@ def run_worker(case_name: str, system: str, examples: int, epochs: int, data: Pa
                 return total + (tf.add_n(model.losses) if model.losses else 0.0)
 
             if system == "naive":
+
                 @tf.function
                 def train_step(x, y):
                     with tf.GradientTape() as tape:
                         loss = loss_of(x, y)
                         scaled = optimizer.scale_loss(loss) if hasattr(optimizer, "scale_loss") else loss
-                    optimizer.apply_gradients(zip(tape.gradient(scaled, variables), variables))
+                    optimizer.apply_gradients(zip(tape.gradient(scaled, variables), variables, strict=False))
                     return loss
 
                 for _ in range(epochs):
@@ -283,14 +342,17 @@ def run_worker(case_name: str, system: str, examples: int, epochs: int, data: Pa
                     with tf.GradientTape() as tape:
                         loss = loss_of(x, y)
                         scaled = optimizer.scale_loss(loss) if hasattr(optimizer, "scale_loss") else loss
-                    optimizer.apply_gradients(zip(tape.gradient(scaled, variables), variables))
+                    optimizer.apply_gradients(zip(tape.gradient(scaled, variables), variables, strict=False))
 
                 @tf.function
                 def epoch_fn(seed):
                     order = tf.random.experimental.stateless_shuffle(tf.range(examples), seed=[0, seed])
                     for i in tf.range(steps):
-                        rows = order[i * batch:(i + 1) * batch]
-                        step({k: tf.gather(v, rows) for k, v in x_all.items()}, {k: tf.gather(v, rows) for k, v in y_all.items()})
+                        rows = order[i * batch : (i + 1) * batch]
+                        step(
+                            {k: tf.gather(v, rows) for k, v in x_all.items()},
+                            {k: tf.gather(v, rows) for k, v in y_all.items()},
+                        )
 
                 for epoch in range(epochs):
                     started = time.perf_counter()
@@ -345,8 +407,11 @@ def prepare(case: str, examples: int, epochs: int) -> dict:
     folder = Path(tempfile.mkdtemp(prefix=f"tfgen-bench-{case}-"))
     source = CASES[case].get("source")
     if source in ("tfrecord", "npz"):
-        subprocess.run([sys.executable, __file__, "--write-data", case, str(folder), "--examples", str(examples)],
-                       check=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+        subprocess.run(
+            [sys.executable, __file__, "--write-data", case, str(folder), "--examples", str(examples)],
+            check=True,
+            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        )
         return {"data": folder}
     if source == "startup":
         return {"script": write_script(benchmark_spec(CASES[case], examples, epochs), folder)}
@@ -364,16 +429,28 @@ def run_from_start(case: str, system: str, epochs: int, script: Path, timeout: f
     ends = []
     with tempfile.TemporaryFile("w+") as errors:
         started = time.perf_counter()
-        process = subprocess.Popen([sys.executable, *command], stdout=subprocess.PIPE, stderr=errors, text=True,
-                                   cwd=script.parent, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+        process = subprocess.Popen(
+            [sys.executable, *command],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            cwd=script.parent,
+            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        )
         for line in process.stdout:
             if line.startswith(marker):
                 ends.append(time.perf_counter() - started)
         if process.wait(timeout=timeout) != 0 or not ends:
             errors.seek(0)
             raise RuntimeError(f"{case}/{system} failed:\n{errors.read()[-3000:]}")
-    return {"case": case, "system": system, "first_epoch_seconds": ends[0], "run_seconds": ends[-1],
-            "epochs": len(ends), "examples_per_second": None}
+    return {
+        "case": case,
+        "system": system,
+        "first_epoch_seconds": ends[0],
+        "run_seconds": ends[-1],
+        "epochs": len(ends),
+        "examples_per_second": None,
+    }
 
 
 def run_one(case: str, system: str, examples: int, epochs: int, timeout: float, files: dict) -> dict:
@@ -381,8 +458,23 @@ def run_one(case: str, system: str, examples: int, epochs: int, timeout: float, 
         return run_from_start(case, system, epochs, files["script"], timeout)
     extra = ["--data", str(files["data"])] if "data" in files else []
     result = subprocess.run(
-        [sys.executable, __file__, "--worker", case, system, "--examples", str(examples), "--epochs", str(epochs), *extra],
-        capture_output=True, text=True, timeout=timeout, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        [
+            sys.executable,
+            __file__,
+            "--worker",
+            case,
+            system,
+            "--examples",
+            str(examples),
+            "--epochs",
+            str(epochs),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        check=False,
     )
     if result.returncode != 0:
         raise RuntimeError(f"{case}/{system} failed:\n{result.stderr[-3000:]}")
@@ -395,22 +487,37 @@ def build_speed() -> dict:
     (blocker / "sitecustomize.py").write_text(
         "import sys\nclass B:\n    def find_spec(self, name, path=None, target=None):\n"
         "        if name.split('.')[0] in ('tensorflow', 'keras'):\n            raise ImportError(name)\n"
-        "sys.meta_path.insert(0, B())\n")
+        "sys.meta_path.insert(0, B())\n"
+    )
     out = Path(tempfile.mkdtemp(prefix="tfgen-build-"))
     timings = {}
     for spec in sorted((ROOT / "specs").glob("*.yaml")):
         started = time.perf_counter()
-        result = subprocess.run([sys.executable, "-m", "tfgen", "build", str(spec.relative_to(ROOT)), "--out", str(out)],
-                                cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(blocker)})
+        result = subprocess.run(
+            [sys.executable, "-m", "tfgen", "build", str(spec.relative_to(ROOT)), "--out", str(out)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(blocker)},
+            check=False,
+        )
         command = time.perf_counter() - started
         if result.returncode != 0:
             raise RuntimeError(result.stderr)
         timings[spec.stem] = {"command_seconds": command}
-    code = ("import time, sys; from pathlib import Path; from tfgen.build import plan_targets\n"
-            "plan_targets([Path('specs/digits.yaml')], Path('/tmp'))\n"
-            "for s in sys.argv[1:]:\n    t = time.perf_counter(); plan_targets([Path(s)], Path('/tmp')); print(s, time.perf_counter() - t)\n")
-    result = subprocess.run([sys.executable, "-c", code, *[str(s.relative_to(ROOT)) for s in sorted((ROOT / "specs").glob("*.yaml"))]],
-                            cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(blocker)})
+    code = (
+        "import time, sys; from pathlib import Path; from tfgen.build import plan_targets\n"
+        "plan_targets([Path('specs/digits.yaml')], Path('/tmp'))\n"
+        "for s in sys.argv[1:]:\n    t = time.perf_counter(); plan_targets([Path(s)], Path('/tmp')); print(s, time.perf_counter() - t)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, *[str(s.relative_to(ROOT)) for s in sorted((ROOT / "specs").glob("*.yaml"))]],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(blocker)},
+        check=False,
+    )
     for line in result.stdout.splitlines():
         path, seconds = line.split()
         timings[Path(path).stem]["in_process_seconds"] = float(seconds)
@@ -428,10 +535,17 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    versions = subprocess.run([sys.executable, "-c", "import tensorflow as tf, keras; print(tf.__version__, keras.__version__)"],
-                              capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}).stdout.split()
-    return (f"{cpu}, {multiprocessing.cpu_count()} cores, Python {platform.python_version()}, "
-            f"TensorFlow {versions[0] if versions else '?'}, Keras {versions[1] if len(versions) > 1 else '?'}")
+    versions = subprocess.run(
+        [sys.executable, "-c", "import tensorflow as tf, keras; print(tf.__version__, keras.__version__)"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        check=False,
+    ).stdout.split()
+    return (
+        f"{cpu}, {multiprocessing.cpu_count()} cores, Python {platform.python_version()}, "
+        f"TensorFlow {versions[0] if versions else '?'}, Keras {versions[1] if len(versions) > 1 else '?'}"
+    )
 
 
 TARGETS = [
@@ -454,7 +568,7 @@ def evaluate(results: list[dict]) -> list[tuple[str, str, float, bool]]:
     cases = sorted({r["case"] for r in results})
     verdicts = []
     for description, case, system, reference, minimum in TARGETS:
-        for name in (cases if case == "*" else [case]):
+        for name in cases if case == "*" else [case]:
             if (name, system) in table and (name, reference) in table and table[name, system]["examples_per_second"]:
                 ratio = table[name, system]["examples_per_second"] / table[name, reference]["examples_per_second"]
                 verdicts.append((description, name, ratio, ratio >= minimum))
@@ -469,44 +583,83 @@ def evaluate(results: list[dict]) -> list[tuple[str, str, float, bool]]:
     return verdicts
 
 
-def write_report(results: list[dict], verdicts, builds: dict, mode: str, seconds: float, command: str, docs: Path) -> None:
+def write_report(
+    results: list[dict], verdicts, builds: dict, mode: str, seconds: float, command: str, docs: Path
+) -> None:
     lines = [
-        "# Benchmarks", "",
+        "# Benchmarks",
+        "",
         f"Measured by `{command}` ({mode} mode, {seconds / 60:.1f} minutes) on {machine()}.",
         "Each (case, system) runs in its own process; systems are interleaved round by round and the",
         "figures are medians over rounds of the per-epoch median after the first (warm-up) epoch.",
-        "This machine is shared: compare ratios within one run, not absolute numbers across runs.", "",
-        "## Training throughput", "",
+        "This machine is shared: compare ratios within one run, not absolute numbers across runs.",
+        "",
+        "## Training throughput",
+        "",
         "| case | system | examples/s | first step (s) | all epochs (s) | peak RSS (MB) | RSS growth (MB) |",
         "|---|---|---:|---:|---:|---:|---:|",
     ]
     throughput = [r for r in results if r.get("examples_per_second")]
     for r in throughput:
         total = f"{r['run_seconds']:.2f}" if r.get("run_seconds") is not None else "-"
-        lines.append(f"| {r['case']} | {r['system']} | {r['examples_per_second']:,.0f} | {r['first_step_seconds']:.2f} | "
-                     f"{total} | {r['peak_rss_mb']:.0f} | {r['rss_growth_mb']:+.1f} |")
-    lines += ["", "examples/s and first step: after the first epoch (tracing, XLA compiles); all epochs: the sum",
-              "of every epoch's time, the first included. Streamed cases (`mlp_tfrecord`, `mlp_npz_stream`,",
-              "`sequences`): every system trains on the script's own `build_datasets()` pipeline;",
-              "examples/s is the examples over the whole epoch's time.", ""]
+        lines.append(
+            f"| {r['case']} | {r['system']} | {r['examples_per_second']:,.0f} | {r['first_step_seconds']:.2f} | "
+            f"{total} | {r['peak_rss_mb']:.0f} | {r['rss_growth_mb']:+.1f} |"
+        )
+    lines += [
+        "",
+        "examples/s and first step: after the first epoch (tracing, XLA compiles); all epochs: the sum",
+        "of every epoch's time, the first included. Streamed cases (`mlp_tfrecord`, `mlp_npz_stream`,",
+        "`sequences`): every system trains on the script's own `build_datasets()` pipeline;",
+        "examples/s is the examples over the whole epoch's time.",
+        "",
+    ]
     startup = [r for r in results if r.get("first_epoch_seconds") is not None]
     if startup:
-        lines += ["## From process start (`first_epoch`: specs/digits.yaml as it is)", "",
-                  "| system | to the first epoch's end (s) | to the last epoch's end (s) | epochs |", "|---|---:|---:|---:|"]
-        lines += [f"| {r['system']} | {r['first_epoch_seconds']:.2f} | {r['run_seconds']:.2f} | {r['epochs']} |"
-                  for r in startup]
-        lines += ["", "The generated script runs as a user runs it (checkpoint every epoch, validation, early",
-                  "stopping); `fit` runs the same model on the script's pipelines with `validation_data`.", ""]
-    lines += ["![examples per second](benchmarks.png)", "", "## Targets", "", "| target | case | measured | met |", "|---|---|---:|---|"]
+        lines += [
+            "## From process start (`first_epoch`: specs/digits.yaml as it is)",
+            "",
+            "| system | to the first epoch's end (s) | to the last epoch's end (s) | epochs |",
+            "|---|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {r['system']} | {r['first_epoch_seconds']:.2f} | {r['run_seconds']:.2f} | {r['epochs']} |"
+            for r in startup
+        ]
+        lines += [
+            "",
+            "The generated script runs as a user runs it (checkpoint every epoch, validation, early",
+            "stopping); `fit` runs the same model on the script's pipelines with `validation_data`.",
+            "",
+        ]
+    lines += [
+        "![examples per second](benchmarks.png)",
+        "",
+        "## Targets",
+        "",
+        "| target | case | measured | met |",
+        "|---|---|---:|---|",
+    ]
     for description, case, value, met in verdicts:
         shown = f"{value:.1%}" if description.startswith("RSS") else f"{value:.2f}x"
         lines.append(f"| {description} | {case} | {shown} | {'yes' if met else '**missed**'} |")
-    lines += ["", "## Build speed (`tfgen build`, TensorFlow made unimportable)", "",
-              "| spec | command wall time (s) | in-process (s) |", "|---|---:|---:|"]
+    lines += [
+        "",
+        "## Build speed (`tfgen build`, TensorFlow made unimportable)",
+        "",
+        "| spec | command wall time (s) | in-process (s) |",
+        "|---|---:|---:|",
+    ]
     for name, timing in builds.items():
-        lines.append(f"| {name} | {timing['command_seconds']:.2f} | {timing.get('in_process_seconds', float('nan')):.3f} |")
-    lines += ["", "The command's time includes starting Python; in-process is `plan_targets` (validate, render, black)",
-              "for one spec after the first.", ""]
+        lines.append(
+            f"| {name} | {timing['command_seconds']:.2f} | {timing.get('in_process_seconds', float('nan')):.3f} |"
+        )
+    lines += [
+        "",
+        "The command's time includes starting Python; in-process is `plan_targets` (validate, render, black)",
+        "for one spec after the first.",
+        "",
+    ]
     notes = docs / "benchmarks-notes.md"
     if notes.exists():
         lines += [notes.read_text()]
@@ -521,14 +674,17 @@ def write_report(results: list[dict], verdicts, builds: dict, mode: str, seconds
         columns = min(len(cases), 5)
         rows_of_plots = -(-len(cases) // columns)
         fig, axes = plt.subplots(rows_of_plots, columns, figsize=(3.6 * columns, 3.4 * rows_of_plots), squeeze=False)
-        colors = dict(zip(SYSTEMS, ["#999", "#777", "#c66", "#36c", "#333"]))
-        for ax in axes.flat[len(cases):]:
+        colors = dict(zip(SYSTEMS, ["#999", "#777", "#c66", "#36c", "#333"], strict=False))
+        for ax in axes.flat[len(cases) :]:
             ax.axis("off")
-        for ax, case in zip(axes.flat, cases):
+        for ax, case in zip(axes.flat, cases, strict=False):
             rows = [r for r in results if r["case"] == case]
             seconds = rows[0].get("first_epoch_seconds") is not None
-            ax.bar([r["system"] for r in rows], [r["first_epoch_seconds"] if seconds else r["examples_per_second"] for r in rows],
-                   color=[colors[r["system"]] for r in rows])
+            ax.bar(
+                [r["system"] for r in rows],
+                [r["first_epoch_seconds"] if seconds else r["examples_per_second"] for r in rows],
+                color=[colors[r["system"]] for r in rows],
+            )
             ax.set_title(case)
             ax.set_ylabel("s to the first epoch's end (lower is better)" if seconds else "examples / s")
             ax.tick_params(axis="x", rotation=45)
@@ -565,25 +721,40 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     runs: dict[tuple[str, str], list[dict]] = {}
     cases = args.cases or settings["cases"]
-    sizes = {case: (max(CASES[case]["batch"] * 8, int(CASES[case]["examples"] * settings["scale"])),
-                    settings["epochs"] or CASES[case]["epochs"]) for case in cases}
+    sizes = {
+        case: (
+            max(CASES[case]["batch"] * 8, int(CASES[case]["examples"] * settings["scale"])),
+            settings["epochs"] or CASES[case]["epochs"],
+        )
+        for case in cases
+    }
     files = {case: prepare(case, *sizes[case]) for case in cases}
     for round_index in range(args.rounds or settings["rounds"]):
         for case in cases:
             for system in CASES[case].get("systems", SYSTEMS):
                 result = run_one(case, system, *sizes[case], timeout=1800, files=files[case])
                 runs.setdefault((case, system), []).append(result)
-                shown = (f"{result['first_epoch_seconds']:10.2f} s to the first epoch's end" if "first_epoch_seconds"
-                         in result else f"{result['examples_per_second']:10,.0f} examples/s")
+                shown = (
+                    f"{result['first_epoch_seconds']:10.2f} s to the first epoch's end"
+                    if "first_epoch_seconds" in result
+                    else f"{result['examples_per_second']:10,.0f} examples/s"
+                )
                 print(f"round {round_index + 1} {case:14s} {system:12s} {shown}", flush=True)
     for prepared in files.values():  # the data files and scripts written for the runs
         for path in prepared.values():
             shutil.rmtree(path if path.is_dir() else path.parent, ignore_errors=True)
     results = []
-    for (case, system), items in runs.items():
+    for items in runs.values():
         merged = dict(items[0])
-        for key in ("examples_per_second", "first_step_seconds", "peak_rss_mb", "rss_growth_mb", "rss_after_warmup_mb",
-                    "first_epoch_seconds", "run_seconds"):
+        for key in (
+            "examples_per_second",
+            "first_step_seconds",
+            "peak_rss_mb",
+            "rss_growth_mb",
+            "rss_after_warmup_mb",
+            "first_epoch_seconds",
+            "run_seconds",
+        ):
             if merged.get(key) is not None:
                 merged[key] = statistics.median(item[key] for item in items)
         merged["rounds"] = len(items)
@@ -592,8 +763,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.merge and args.results.exists():
         fresh = {r["case"] for r in results}
         kept = [r for r in json.loads(args.results.read_text()) if r["case"] not in fresh]
-    results = sorted(kept + results,
-                     key=lambda r: (list(CASES).index(r["case"]), SYSTEMS.index(r["system"])))
+    results = sorted(kept + results, key=lambda r: (list(CASES).index(r["case"]), SYSTEMS.index(r["system"])))
     args.results.parent.mkdir(parents=True, exist_ok=True)
     args.results.write_text(json.dumps(results, indent=1) + "\n")
     verdicts = evaluate(results)

@@ -28,7 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from run import write_script  # noqa: E402  (benchmarks/run.py, beside this file)
+from run import write_script
+
 from tfgen.cluster.launch import free_ports, tf_config
 
 
@@ -37,13 +38,18 @@ def spec(workers: int, examples: int, epochs: int, batch: int) -> dict:
         "name": f"scaling{workers}",
         "seed": 0,
         "data": {
-            "train": {"source": {"type": "synthetic", "examples": examples}, "batch_size": batch * workers,
-                      "shuffle": examples},
+            "train": {
+                "source": {"type": "synthetic", "examples": examples},
+                "batch_size": batch * workers,
+                "shuffle": examples,
+            },
         },
         "model": {
             "inputs": {"x": {"shape": [784]}},
-            "layers": [{"type": "Dense", "units": 256, "activation": "relu"},
-                       {"type": "Dense", "units": 256, "activation": "relu"}],
+            "layers": [
+                {"type": "Dense", "units": 256, "activation": "relu"},
+                {"type": "Dense", "units": 256, "activation": "relu"},
+            ],
             "outputs": {"y": [{"type": "Dense", "units": 10}]},
         },
         "targets": {"y": {"shape": [], "dtype": "int32", "classes": 10}},
@@ -62,10 +68,16 @@ def run(script: Path, workers: int, folder: Path, timeout: float) -> float:
     output = folder / f"run{workers}-{time.monotonic_ns()}"
     processes = []
     for index in range(workers):
-        env = {**os.environ, "TF_CONFIG": tf_config(hosts, index), "CUDA_VISIBLE_DEVICES": "-1",
-               "TF_CPP_MIN_LOG_LEVEL": "3"}
+        env = {
+            **os.environ,
+            "TF_CONFIG": tf_config(hosts, index),
+            "CUDA_VISIBLE_DEVICES": "-1",
+            "TF_CPP_MIN_LOG_LEVEL": "3",
+        }
         command = ["taskset", "-c", str(index), sys.executable, str(script), "--synthetic", "--output-dir", str(output)]
-        processes.append(subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+        processes.append(
+            subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        )
     for process in processes:
         _, stderr = process.communicate(timeout=timeout)
         if process.returncode:
@@ -87,17 +99,25 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[int, list[float]] = {1: [], 2: []}
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        scripts = {n: write_script(spec(n, args.examples, args.epochs, args.batch), folder, f"scaling{n}")
-                   for n in results}
+        scripts = {
+            n: write_script(spec(n, args.examples, args.epochs, args.batch), folder, f"scaling{n}") for n in results
+        }
         for round_index in range(args.rounds):
             for workers, script in scripts.items():  # interleaved: the machine is shared
                 results[workers].append(run(script, workers, folder, timeout=900))
-                print(f"round {round_index + 1}: {workers} worker(s) {results[workers][-1]:,.0f} examples/s", flush=True)
+                print(
+                    f"round {round_index + 1}: {workers} worker(s) {results[workers][-1]:,.0f} examples/s", flush=True
+                )
     one, two = (statistics.median(results[n]) for n in (1, 2))
     report = {
-        "per_worker_batch": args.batch, "examples": args.examples, "epochs": args.epochs, "rounds": args.rounds,
-        "examples_per_second": {"1": one, "2": two}, "runs": {str(n): v for n, v in results.items()},
-        "scaling_efficiency": two / (2 * one), "command": "python benchmarks/scaling.py " + " ".join(argv or sys.argv[1:]),
+        "per_worker_batch": args.batch,
+        "examples": args.examples,
+        "epochs": args.epochs,
+        "rounds": args.rounds,
+        "examples_per_second": {"1": one, "2": two},
+        "runs": {str(n): v for n, v in results.items()},
+        "scaling_efficiency": two / (2 * one),
+        "command": "python benchmarks/scaling.py " + " ".join(argv or sys.argv[1:]),
     }
     out = args.out or ROOT / "benchmarks" / "results" / f"scaling-{args.batch}.json"
     out.write_text(json.dumps(report, indent=2) + "\n")

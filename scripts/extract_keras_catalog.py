@@ -163,7 +163,7 @@ def accepted_names(kind: str) -> list[str]:
         try:
             if module.get(name) is not None:
                 names.append(name)
-        except Exception:  # noqa: BLE001, S112 - not a name Keras resolves
+        except Exception:
             continue
     return names
 
@@ -190,7 +190,7 @@ def _bounds(text: str, integer: bool) -> dict:
 def argument_type(kind: str, cls_name: str, name: str, default, doc: str, params: list[str]) -> list[dict] | None:
     """The alternatives a value of this argument may take, or None when it cannot be known."""
     empty = inspect.Parameter.empty
-    if (kind, cls_name, name) in UNTYPED or kind == "losses" and name == "reduction":
+    if (kind, cls_name, name) in UNTYPED or (kind == "losses" and name == "reduction"):
         return None
     for suffix, nested in NESTED_SUFFIXES.items():
         if name.endswith(suffix) and (default is None or isinstance(default, str)):
@@ -225,11 +225,11 @@ def argument_type(kind: str, cls_name: str, name: str, default, doc: str, params
             return [{"is": "choice", "of": values, "probe": True}, *nullable]
         return None
     int_default = default in (None, empty) or type(default) is int
-    int_or_tuple_default = int_default or isinstance(default, tuple) and all(type(v) is int for v in default)
+    int_or_tuple_default = int_default or (isinstance(default, tuple) and all(type(v) is int for v in default))
     # An axis is also given as a list of axes (`MaxNorm(axis=[0, 1, 2])`) and a window as a list
     # of sizes (`MaxPooling1D(pool_size=[2])`), whatever the words say.
     axis = name in ("axis", "axes", "pool_size") and re.match(rf"{_INT}\b", first, re.IGNORECASE)
-    if (axis or _INTS_LEAD.match(first) and int_or_tuple_default) and not re.search(
+    if (axis or (_INTS_LEAD.match(first) and int_or_tuple_default)) and not re.search(
         r"tuples of|dict", first, re.IGNORECASE
     ):
         return [{"is": "int"}, {"is": "ints"}, *nullable]
@@ -242,7 +242,7 @@ def argument_type(kind: str, cls_name: str, name: str, default, doc: str, params
     ):
         return [{"is": "int", **_bounds(first + " " + doc, integer=True)}, *nullable]
     number_default = default in (None, empty) or type(default) in (int, float)
-    if (_NUMBER_LEAD.match(first) or counts and _INT_LEAD.match(first)) and number_default:
+    if (_NUMBER_LEAD.match(first) or (counts and _INT_LEAD.match(first))) and number_default:
         # "a float value or a constant float tensor, or a callable": only a number is writable in YAML.
         rest = re.sub(r",? or (?:a )?(?:constant float tensor|callable[^,]*)", "", first, flags=re.IGNORECASE)
         if not re.search(r"\b(?:or|tuple|list|tensor)\b", rest, re.IGNORECASE):
@@ -311,7 +311,7 @@ def _refusal(cls, args: dict) -> str | None:
     """Keras's message when it refuses to build `cls(**args)`, else None."""
     try:
         cls(**args)
-    except Exception as exc:  # noqa: BLE001 - any refusal is the answer
+    except Exception as exc:
         return str(exc) or type(exc).__name__
     return None
 
@@ -319,7 +319,7 @@ def _refusal(cls, args: dict) -> str | None:
 def _builds(cls, name: str, value) -> bool:
     try:
         cls(**{name: value})
-    except Exception:  # noqa: BLE001 - any refusal is the answer
+    except Exception:
         return False
     return True
 

@@ -22,18 +22,14 @@ from test_spec_ux import ONE_VALUE_EDITS, OPTIONS_TURNED_ON, _edited, _removed_a
 
 
 def main() -> None:
-    print(
-        "file                      lines  main  longest function              deepest"
-    )
+    print("file                      lines  main  longest function              deepest")
     for path in sorted(GENERATED.glob("*.py")):
         found = dict(functions(ast.parse(path.read_text())))
         size = {name: f.end_lineno - f.lineno + 1 for name, f in found.items()}
         longest = max(size, key=size.get)
         main_lines = size.get("main", "-")
         deepest = max(nesting(f) for f in found.values())
-        print(
-            f"{path.name:25s} {lines(path):5d} {main_lines!s:>5}  {longest:24s} {size[longest]:3d}  {deepest:7d}"
-        )
+        print(f"{path.name:25s} {lines(path):5d} {main_lines!s:>5}  {longest:24s} {size[longest]:3d}  {deepest:7d}")
     print("\nreview diff of the script (besides the sha256 line): removed / added")
     with tempfile.TemporaryDirectory() as folder:
         for name, edit in {**ONE_VALUE_EDITS, **OPTIONS_TURNED_ON}.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -20,7 +21,9 @@ SPECS = sorted((ROOT / "specs").glob("*.yaml"))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
-def run_tfgen(*args: str, cwd: Path = ROOT, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_tfgen(
+    *args: str, cwd: Path = ROOT, env: dict | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """Run the real `tfgen` command line in a subprocess."""
     return subprocess.run(
         [sys.executable, "-m", "tfgen", *args],
@@ -29,6 +32,7 @@ def run_tfgen(*args: str, cwd: Path = ROOT, env: dict | None = None, timeout: fl
         text=True,
         env={**os.environ, **(env or {})},
         timeout=timeout,
+        check=False,
     )
 
 
@@ -45,8 +49,9 @@ def load_runtime(folder: Path = ROOT / "generated" / "tfgen_runtime"):
     """Import the support package in `folder` (a fresh copy per call, under a name of its own, so
     that it is not the `tfgen_runtime` a script imports)."""
     name = f"tfgen_runtime_{uuid.uuid4().hex[:8]}"
-    spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
-                                                  submodule_search_locations=[str(folder)])
+    spec = importlib.util.spec_from_file_location(
+        name, folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # its modules import each other relatively
     spec.loader.exec_module(module)
@@ -151,8 +156,60 @@ def pytest_collection_modifyitems(config, items):
         return
     probe = subprocess.run(
         [sys.executable, "-c", "import tensorflow as tf; print(len(tf.config.list_physical_devices('GPU')))"],
-        capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        check=False,
     )
     if probe.stdout.strip() in ("", "0"):
         for item in gpu_items:
             item.add_marker(pytest.mark.skip(reason="no GPU visible"))
+
+
+HARNESS = ROOT / "tests" / "e2e" / "harness.py"
+
+
+def replica_independent_spec(**overrides):
+    """Deterministic and replica-independent: no shuffle, no dropout, plain SGD."""
+    spec = base_spec(**{"optimizer": {"type": "SGD", "learning_rate": 0.1}, **overrides})
+    spec["data"]["train"].pop("shuffle", None)
+    return spec
+
+
+def run_harness(script, tmp_path, tag, *args, cpus=1, env=None, timeout=300):
+    """Run a generated script through tests/e2e/harness.py on `cpus` logical CPUs: its initial and
+    final weights, history rows and stdout."""
+    weights, history, initial = (tmp_path / f"{tag}.npz", tmp_path / f"{tag}.json", tmp_path / f"{tag}-init.npz")
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(HARNESS),
+            str(script),
+            "--cpus",
+            str(cpus),
+            "--weights",
+            str(weights),
+            "--history",
+            str(history),
+            "--initial-weights",
+            str(initial),
+            "--",
+            "--output-dir",
+            str(tmp_path / tag),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return _arrays(initial), _arrays(weights), json.loads(history.read_text()), result.stdout
+
+
+def _arrays(path):
+    import numpy as np
+
+    with np.load(path) as saved:
+        return [array for _, array in sorted(saved.items(), key=lambda kv: int(kv[0].split("_")[1]))]

@@ -6,8 +6,8 @@ import json
 import shutil
 
 import yaml
-
 from conftest import ROOT, base_spec, run_tfgen
+
 from tfgen.spec.schema import schema
 
 
@@ -93,13 +93,27 @@ def test_installed_package_carries_the_templates(tmp_path):
 
     shutil.copytree(ROOT, tmp_path / "src", ignore=shutil.ignore_patterns(".git", "runs", "*.egg-info", "__pycache__"))
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp_path / "dist"), str(tmp_path / "src")],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path / "dist"),
+            str(tmp_path / "src"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if "No module named 'hatchling'" in result.stderr:
         result = subprocess.run(
             [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path / "dist"), str(tmp_path / "src")],
-            capture_output=True, text=True,
+            capture_output=True,
+            text=True,
+            check=False,
         )
     assert result.returncode == 0, result.stderr
     (wheel,) = (tmp_path / "dist").glob("tfgen-*.whl")

@@ -12,10 +12,15 @@ import pytest
 import yaml
 from conftest import ROOT, base_spec, run_tfgen, snapshot
 
-LAUGHS = "".join(
-    f"{name}: &{name} [{', '.join([f'*{prev}'] * 9)}]\n" if prev else f"{name}: &{name} [x, x, x, x, x, x, x, x, x]\n"
-    for prev, name in zip([None, *"abcdefgh"], "abcdefghi")
-) + "name: small\n"
+LAUGHS = (
+    "".join(
+        f"{name}: &{name} [{', '.join([f'*{prev}'] * 9)}]\n"
+        if prev
+        else f"{name}: &{name} [x, x, x, x, x, x, x, x, x]\n"
+        for prev, name in zip([None, *"abcdefgh"], "abcdefghi", strict=False)
+    )
+    + "name: small\n"
+)
 
 
 @pytest.fixture
@@ -68,7 +73,7 @@ def test_in_process_billion_laughs_under_a_second():
 
 def test_merge_key_bomb_is_refused(project):
     levels = ["a: &a {" + ", ".join(f"x{i}: 1" for i in range(9)) + "}"]
-    for prev, name in zip("abcdef", "bcdefg"):
+    for prev, name in zip("abcdef", "bcdefg", strict=False):
         levels.append(f"{name}: &{name} {{<<: [{', '.join([f'*{prev}'] * 9)}]}}")
     write(project, "merge.yaml", "\n".join(levels) + "\n")
     assert "merge keys expand" in refused(project, "validate", "merge.yaml", where=r"merge\.yaml:\d+:\d+: ")
@@ -94,8 +99,11 @@ def test_extends_dev_zero_reads_a_bounded_prefix(project):
 # --- 2. no RecursionError ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["name: " + "[" * 600 + "]" * 600 + "\n", "".join("  " * i + "k:\n" for i in range(600))],
-                         ids=["flow", "block"])
+@pytest.mark.parametrize(
+    "text",
+    ["name: " + "[" * 600 + "]" * 600 + "\n", "".join("  " * i + "k:\n" for i in range(600))],
+    ids=["flow", "block"],
+)
 def test_deep_nesting_is_refused(project, text):
     write(project, "deep.yaml", text)
     assert "nests deeper than" in refused(project, "build", "deep.yaml", where=r"deep\.yaml:\d+:\d+: ")
@@ -116,8 +124,11 @@ def test_recursive_alias_is_refused(project):
 # --- 3. control bytes, !!binary, timestamps ----------------------------------------------------
 
 
-@pytest.mark.parametrize("raw, where", [(b"name: sm\x00all\n", r"bad\.yaml:1:9: "), (b"name: small\nseed: \x07\n", r"bad\.yaml:2:7: ")],
-                         ids=["nul", "bell"])
+@pytest.mark.parametrize(
+    "raw, where",
+    [(b"name: sm\x00all\n", r"bad\.yaml:1:9: "), (b"name: small\nseed: \x07\n", r"bad\.yaml:2:7: ")],
+    ids=["nul", "bell"],
+)
 def test_control_bytes_are_located(project, raw, where):
     write(project, "bad.yaml", raw)
     assert "control character" in refused(project, "build", "bad.yaml", where=where)
@@ -141,8 +152,14 @@ def test_timestamp_in_a_layer_argument_is_refused(project):
 
 
 def test_timestamp_through_set_is_refused(project):
-    line = refused(project, "build", "small.yaml", "--set", "model.layers.0.units=2001-01-01",
-                   where=r"--set model\.layers\.0\.units=2001-01-01:1:22: model\.layers\.0\.units: ")
+    line = refused(
+        project,
+        "build",
+        "small.yaml",
+        "--set",
+        "model.layers.0.units=2001-01-01",
+        where=r"--set model\.layers\.0\.units=2001-01-01:1:22: model\.layers\.0\.units: ",
+    )
     assert "timestamp" in line
 
 
@@ -151,7 +168,9 @@ def test_timestamp_through_set_is_refused(project):
 
 def test_out_is_a_file(project):
     write(project, "afile", "keep me\n")
-    assert "no file was changed" in refused(project, "build", "small.yaml", "--out", "afile", where=r"tfgen: error: afile: ")
+    assert "no file was changed" in refused(
+        project, "build", "small.yaml", "--out", "afile", where=r"tfgen: error: afile: "
+    )
 
 
 def test_out_under_a_file(project):
@@ -204,7 +223,7 @@ def test_a_failed_rename_rolls_back_the_renamed_files(tmp_path, monkeypatch):
         replace(source, destination)
 
     monkeypatch.setattr(build.os, "replace", failing)
-    with pytest.raises(build.OutputError, match="c.py"):
+    with pytest.raises(build.OutputError, match=r"c\.py"):
         build.write_files([(first, "new a\n"), (second, "new b\n"), (third, "new c\n")])
     monkeypatch.setattr(build.os, "replace", replace)
     assert first.read_text() == "old a\n" and not second.exists() and not third.exists()
@@ -271,7 +290,9 @@ def _umask() -> int:
 
 
 def test_set_of_an_unknown_path_blames_the_argument(project):
-    line = refused(project, "validate", "small.yaml", "--set", "bogus.path=1", where=r"--set bogus\.path=1:1:1: bogus: unknown key")
+    line = refused(
+        project, "validate", "small.yaml", "--set", "bogus.path=1", where=r"--set bogus\.path=1:1:1: bogus: unknown key"
+    )
     assert "small.yaml" not in line
 
 
@@ -292,8 +313,14 @@ def test_typed_fields_take_no_surprises(project, raw, shown):
 
 
 def test_typed_fields_through_set(project):
-    refused(project, "validate", "small.yaml", "--set", "train.epochs=true",
-            where=r"--set train\.epochs=true:1:14: train\.epochs: input should be a valid integer")
+    refused(
+        project,
+        "validate",
+        "small.yaml",
+        "--set",
+        "train.epochs=true",
+        where=r"--set train\.epochs=true:1:14: train\.epochs: input should be a valid integer",
+    )
 
 
 # --- 11. names ---------------------------------------------------------------------------------

@@ -43,12 +43,18 @@ def imports():
 
 
 def test_no_relative_imports_hide_the_graph():
-    relative = [str(path.relative_to(ROOT)) for path in tfgen_modules()
-                if any(isinstance(node, ast.ImportFrom) and node.level for node in ast.walk(ast.parse(path.read_text())))]
+    relative = [
+        str(path.relative_to(ROOT))
+        for path in tfgen_modules()
+        if any(isinstance(node, ast.ImportFrom) and node.level for node in ast.walk(ast.parse(path.read_text())))
+    ]
     assert not relative
 
 
 def test_imports_go_one_way():
-    wrong = {(str(p.relative_to(ROOT)), source, target) for p, source, target in imports()
-             if target != source and target not in LEAVES and target not in ALLOWED.get(source, set())}
+    wrong = {
+        (str(p.relative_to(ROOT)), source, target)
+        for p, source, target in imports()
+        if target != source and target not in LEAVES and target not in ALLOWED.get(source, set())
+    }
     assert not wrong

@@ -35,11 +35,15 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("specs", nargs="+", type=Path, metavar="SPEC")
     _add_set(validate)
     # --deep (tfgen/check/deep.py): imports Keras, builds every object and the model; never trains.
-    validate.add_argument("--deep", action="store_true",
-                          help="also build every Keras object and the model with Keras (seconds; never trains)")
+    validate.add_argument(
+        "--deep",
+        action="store_true",
+        help="also build every Keras object and the model with Keras (seconds; never trains)",
+    )
     validate.add_argument("--summary", action="store_true", help="print each model's layer table (implies --deep)")
-    _add_trust(validate, "--deep imports the `python` data sources and the `model.builder` a spec names, and "
-               "calls the builder")
+    _add_trust(
+        validate, "--deep imports the `python` data sources and the `model.builder` a spec names, and calls the builder"
+    )
     init = commands.add_parser("init", help="write a commented starter spec that validates and builds")
     init.add_argument("name", nargs="?", default="starter", help="the run's name (default: starter)")
     init.add_argument("--dir", type=Path, default=Path("specs"), help="where to write NAME.yaml (default: specs/)")
@@ -48,24 +52,47 @@ def _parser() -> argparse.ArgumentParser:
     smoke = commands.add_parser("smoke", help="run each script a few steps on synthetic data (CPU), save, resume")
     smoke.add_argument("specs", nargs="+", type=Path, metavar="SPEC")
     smoke.add_argument("--steps", type=_positive(int), default=2, help="training steps per epoch (default 2)")
-    smoke.add_argument("--timeout", type=_positive(float), default=300.0,
-                       help="seconds per spec, both runs; a script still running is killed (default 300)")
+    smoke.add_argument(
+        "--timeout",
+        type=_positive(float),
+        default=300.0,
+        help="seconds per spec, both runs; a script still running is killed (default 300)",
+    )
     smoke.add_argument("--jobs", type=_positive(int), default=2, help="specs run at once (default 2)")
-    smoke.add_argument("--real-data", type=_positive(int), metavar="N",
-                       help="run on the first N examples of the spec's real data instead of synthetic data "
-                            "(checks the loader and the files too; the data must be there)")
-    _add_trust(smoke, "the scripts import and call the `python` data sources and the `model.builder` a spec "
-               "names (smoke passes --trust on to them)")
+    smoke.add_argument(
+        "--real-data",
+        type=_positive(int),
+        metavar="N",
+        help="run on the first N examples of the spec's real data instead of synthetic data "
+        "(checks the loader and the files too; the data must be there)",
+    )
+    _add_trust(
+        smoke,
+        "the scripts import and call the `python` data sources and the `model.builder` a spec "
+        "names (smoke passes --trust on to them)",
+    )
     _add_set(smoke)
     lint = commands.add_parser(
-        "lint", help="find known pitfalls in hand-written TensorFlow training loops",
+        "lint",
+        help="find known pitfalls in hand-written TensorFlow training loops",
         description="Find known pitfalls in hand-written TensorFlow training loops, from the source alone "
-                    "(nothing is imported or run). Exit 0 clean, 1 findings, 2 errors.")
+        "(nothing is imported or run). Exit 0 clean, 1 findings, 2 errors.",
+    )
     lint.add_argument("paths", nargs="+", metavar="PATH", help="Python files or directories (recursing into *.py)")
-    lint.add_argument("--select", action="append", default=[], metavar="CODES",
-                      help="report only these rule codes (comma-separated, repeatable)")
-    lint.add_argument("--ignore", action="append", default=[], metavar="CODES",
-                      help="do not report these rule codes (comma-separated, repeatable)")
+    lint.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="CODES",
+        help="report only these rule codes (comma-separated, repeatable)",
+    )
+    lint.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="CODES",
+        help="do not report these rule codes (comma-separated, repeatable)",
+    )
     lint.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="output format")
     lint.add_argument("--statistics", action="store_true", help="also print the number of findings per code")
     _add_cluster_commands(commands)
@@ -95,7 +122,8 @@ def _add_cluster_commands(commands) -> None:
 
 def _add_trust(command: argparse.ArgumentParser, who: str) -> None:
     command.add_argument(
-        "--trust", action="store_true",
+        "--trust",
+        action="store_true",
         help=f"{who}: by default only from modules of this project (files under the working directory or "
         "the spec's folder, not in site-packages) and keras, tensorflow, numpy, sklearn.datasets, "
         "tensorflow_datasets, tfgen.datasets; --trust allows any module (plain validate, build, check, diff "
@@ -105,7 +133,11 @@ def _add_trust(command: argparse.ArgumentParser, who: str) -> None:
 
 def _add_set(command: argparse.ArgumentParser) -> None:
     command.add_argument(
-        "--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
         help="override a spec field, e.g. --set optimizer.learning_rate=0.01 (repeatable)",
     )
 

@@ -17,6 +17,6 @@ def token_sequences(examples: int = 1024, max_length: int = 24, vocabulary: int 
     sequences = [rng.integers(1, vocabulary, size=length).astype("int32") for length in lengths]
     labels = np.array([int((s >= vocabulary // 2).sum() > len(s) / 2) for s in sequences], dtype="int32")
     return tf.data.Dataset.from_generator(
-        lambda: zip(sequences, labels),
+        lambda: zip(sequences, labels, strict=False),
         output_signature=(tf.TensorSpec([None], tf.int32), tf.TensorSpec([], tf.int32)),
     )

@@ -12,8 +12,8 @@ import sys
 import pytest
 from conftest import ROOT, SPECS, import_blocker, run_tfgen, write_module
 
-from tfgen.cli import main
 from tfgen.check.modules import LookupFailed, import_function
+from tfgen.cli import main
 
 CASES = sorted((ROOT / "tests" / "check" / "deep_invalid_specs").glob("*.yaml"))
 
@@ -110,7 +110,9 @@ def test_deep_runs_the_constructor_calls_of_the_generated_script(spec, monkeypat
     monkeypatch.chdir(ROOT)
     calls = []
     evaluate = deep._Deep.evaluate
-    monkeypatch.setattr(deep._Deep, "evaluate", lambda self, code, *a, **k: calls.append(code) or evaluate(self, code, *a, **k))
+    monkeypatch.setattr(
+        deep._Deep, "evaluate", lambda self, code, *a, **k: calls.append(code) or evaluate(self, code, *a, **k)
+    )
     doc = resolve(spec, display_path(spec))
     deep.deep_validate(doc, validate(doc), spec.parent)
 

@@ -32,8 +32,12 @@ def build():
 def _project(tmp_path, data_module=LOAD):
     """specs/x.yaml (data from `mydata:load`, beside it; model from `mymodel:build`, expected in
     the working directory `work/`), built into generated/ with the real CLI."""
-    spec = base_spec(data={"train": {"source": {"type": "python", "function": "mydata:load"}, "batch_size": 32},
-                           "validation_split": 0.25})
+    spec = base_spec(
+        data={
+            "train": {"source": {"type": "python", "function": "mydata:load"}, "batch_size": 32},
+            "validation_split": 0.25,
+        }
+    )
     spec["model"] = {"inputs": {"features": {"shape": [8]}}, "builder": "mymodel:build"}
     spec["train"]["epochs"] = 1
     (tmp_path / "specs").mkdir()
@@ -51,7 +55,9 @@ def _run(tmp_path):
     """`python ../generated/x.py` from work/, with no PYTHONPATH."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     command = [sys.executable, "../generated/x.py", "--output-dir", str(tmp_path / "run")]
-    return subprocess.run(command, cwd=tmp_path / "work", env=env, capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(
+        command, cwd=tmp_path / "work", env=env, capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 def test_modules_beside_the_spec_and_in_the_working_directory_import_without_pythonpath(tmp_path):

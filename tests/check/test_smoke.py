@@ -13,9 +13,9 @@ import pytest
 import yaml
 from conftest import ROOT, SPECS, base_spec, run_tfgen, snapshot
 
+from tfgen.check.smoke import Runner, Smoke, first_error, judge
 from tfgen.cli import main
 from tfgen.spec.loader import load_text
-from tfgen.check.smoke import Runner, Smoke, first_error, judge
 from tfgen.spec.validate import validate
 
 
@@ -28,7 +28,7 @@ def test_every_example_spec_passes_and_nothing_in_the_project_changes():
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert lines[:-1] == [line for line in lines[:-1] if line.startswith("PASS ")]
-    for spec, line in zip(SPECS, lines):
+    for spec, line in zip(SPECS, lines, strict=False):
         assert line.startswith(f"PASS specs/{spec.name} (saved at epoch 1, resumed to epoch 2; "), line
     assert lines[-1].startswith(f"smoke: {len(SPECS)} passed, 0 failed in ")
     assert {name: snapshot(ROOT / name) for name in ("generated", "specs")} == before
@@ -46,8 +46,11 @@ def _spec(tmp_path, stem, cache=False, **model):
 @pytest.mark.slow
 def test_failing_scripts_fail_with_their_first_error_line_and_exit_1(tmp_path):
     (tmp_path / "brokenmodel.py").write_text("def build():\n    raise ValueError('the builder is broken')\n")
-    specs = [_spec(tmp_path, "good", cache="train.cache"), _spec(tmp_path, "broken", builder="brokenmodel:build"),
-             _spec(tmp_path, "missing", builder="nowhere:build")]
+    specs = [
+        _spec(tmp_path, "good", cache="train.cache"),
+        _spec(tmp_path, "broken", builder="brokenmodel:build"),
+        _spec(tmp_path, "missing", builder="nowhere:build"),
+    ]
     result = run_tfgen("smoke", *specs, cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     good, broken, missing = result.stdout.splitlines()
@@ -77,7 +80,9 @@ def test_a_hung_script_times_out_and_its_process_group_is_killed(tmp_path):
     assert result.returncode == 1, result.stdout + result.stderr
     assert result.stdout.splitlines()[0] == "FAIL hang.yaml: timed out after 15 s (first run; killed)"
     child = int((tmp_path / "child.pid").read_text())
-    state = subprocess.run(["ps", "-o", "stat=", "-p", str(child)], capture_output=True, text=True, check=False).stdout.strip()
+    state = subprocess.run(
+        ["ps", "-o", "stat=", "-p", str(child)], capture_output=True, text=True, check=False
+    ).stdout.strip()
     assert state in ("", "Z"), f"the script's child {child} still runs ({state})"
 
 
@@ -85,8 +90,9 @@ def _gone(pid: int, seconds: float = 5.0) -> bool:
     """Whether `pid` has ended (or is a zombie) within `seconds`."""
     deadline = time.monotonic() + seconds
     while True:
-        state = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True,
-                               check=False).stdout.strip()
+        state = subprocess.run(
+            ["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True, check=False
+        ).stdout.strip()
         if state in ("", "Z"):
             return True
         if time.monotonic() > deadline:
@@ -120,8 +126,14 @@ def test_a_stop_signal_kills_the_running_scripts_and_removes_the_temporary_folde
     temporary = tmp_path / "tmp"
     temporary.mkdir()
     command = [sys.executable, "-m", "tfgen", "smoke", _spec(tmp_path, "hang", builder="hanging:build")]
-    smoke = subprocess.Popen(command, cwd=tmp_path, env={**os.environ, "TMPDIR": str(temporary)}, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    smoke = subprocess.Popen(
+        command,
+        cwd=tmp_path,
+        env={**os.environ, "TMPDIR": str(temporary)},
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     pids = []
     try:
         pids = _started_pids(tmp_path / "pids", smoke)
@@ -143,8 +155,16 @@ def test_a_stop_signal_kills_the_running_scripts_and_removes_the_temporary_folde
                 os.kill(pid, signal.SIGKILL)
 
 
-@pytest.mark.parametrize("args", [[], ["specs/digits.yaml", "--steps", "0"], ["specs/digits.yaml", "--timeout", "soon"],
-                                  ["specs/digits.yaml", "--jobs", "-1"], ["specs/digits.yaml", "--timeout", "nan"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["specs/digits.yaml", "--steps", "0"],
+        ["specs/digits.yaml", "--timeout", "soon"],
+        ["specs/digits.yaml", "--jobs", "-1"],
+        ["specs/digits.yaml", "--timeout", "nan"],
+    ],
+)
 def test_usage_errors_exit_2(args, capsys):
     with pytest.raises(SystemExit) as exited:
         main(["smoke", *args])
@@ -171,8 +191,10 @@ def _position(text, line, value):
 
 
 def _failure(tmp_path, stderr, builder=None):
-    text = yaml.safe_dump(base_spec(model={"inputs": {"features": {"shape": [8]}}, "builder": builder})
-                          if builder else base_spec(), sort_keys=False)
+    text = yaml.safe_dump(
+        base_spec(model={"inputs": {"features": {"shape": [8]}}, "builder": builder}) if builder else base_spec(),
+        sort_keys=False,
+    )
     doc = load_text(text, "x.yaml")
     script = tmp_path / "x.py"
     smoke = Smoke("x.yaml", doc, validate(doc), script, tmp_path / "run")
@@ -198,11 +220,15 @@ def test_first_error_locates_a_traceback_by_the_generated_function_it_left(tmp_p
     assert line == f"x.yaml:{_position(text, '  type: Adam', 'type')}: optimizer: ValueError: broken"
     _, line = _failure(tmp_path, TRACEBACK.format(line=90, function="train_step"))
     assert line == "x.yaml: ValueError: broken (in the script's train_step)"
-    graph_error = "Traceback (most recent call last):\n  File \"SCRIPT\", line 9, in train_step\n    x = 1\n" \
+    graph_error = (
+        'Traceback (most recent call last):\n  File "SCRIPT", line 9, in train_step\n    x = 1\n'
         "tensorflow.python.framework.errors_impl.InvalidArgumentError: Incompatible shapes\n\t [[{{node add}}]]\n"
+    )
     _, line = _failure(tmp_path, f"ValueError: first\n\nDuring handling of the above exception:\n\n{graph_error}")
-    assert line == ("x.yaml: tensorflow.python.framework.errors_impl.InvalidArgumentError: Incompatible shapes "
-                    "(in the script's train_step)")
+    assert line == (
+        "x.yaml: tensorflow.python.framework.errors_impl.InvalidArgumentError: Incompatible shapes "
+        "(in the script's train_step)"
+    )
     _, line = _failure(tmp_path, "I0000 noise\nerror: m:load: labels outside [0, 3)\n")
     assert line == "x.yaml: error: m:load: labels outside [0, 3)"
     assert _failure(tmp_path, "")[1] == "x.yaml: exit code 1, nothing on stderr"
@@ -232,8 +258,9 @@ ROW1, ROW2 = {"epoch": 1, "loss": 2.3}, {"epoch": 2, "loss": 2.2}
 NO_CHECKPOINT = "x.yaml: the first run did not end with one epoch and a checkpoint (1 history row(s), 0 checkpoint(s))"
 
 
-@pytest.mark.parametrize("case", ["resumed", "no resume line", "another checkpoint", "history rewritten",
-                                  "no checkpoint", "resume never"])
+@pytest.mark.parametrize(
+    "case", ["resumed", "no resume line", "another checkpoint", "history rewritten", "no checkpoint", "resume never"]
+)
 def test_judge_passes_only_a_real_resume(tmp_path, case):
     """The verdict on a run folder: only a second run that resumed from the first's checkpoint passes."""
     import json
@@ -247,12 +274,16 @@ def test_judge_passes_only_a_real_resume(tmp_path, case):
     rows = [{**ROW1, "loss": 9.0}, ROW2] if case == "history rewritten" else [ROW1, ROW2]
     (tmp_path / "run" / "history.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     checkpoint = "ckpt-9" if case == "another checkpoint" else "ckpt-4"
-    line = "" if case == "no resume line" else f"Resuming from {tmp_path}/run/checkpoints/{checkpoint} (epoch 2, step 0)\n"
+    line = (
+        "" if case == "no resume line" else f"Resuming from {tmp_path}/run/checkpoints/{checkpoint} (epoch 2, step 0)\n"
+    )
     stdout = f"Epoch 1/1 - ...\ntfgen-smoke: resuming\n{line}Epoch 2/2 - ...\n"
     outcome = judge(smoke, subprocess.CompletedProcess([], 0, stdout, ""), "1.0 s")
-    expected = {"resumed": (True, "x.yaml (saved at epoch 1, resumed to epoch 2; 1.0 s)"),
-                "resume never": (True, "x.yaml (saved at epoch 1; checkpoint.resume: never: no resume; 1.0 s)"),
-                "no checkpoint": (False, NO_CHECKPOINT)}
+    expected = {
+        "resumed": (True, "x.yaml (saved at epoch 1, resumed to epoch 2; 1.0 s)"),
+        "resume never": (True, "x.yaml (saved at epoch 1; checkpoint.resume: never: no resume; 1.0 s)"),
+        "no checkpoint": (False, NO_CHECKPOINT),
+    }
     failed = (False, "x.yaml: the second run did not resume from the first's checkpoint (history epochs [1, 2])")
     assert (outcome.passed, outcome.message) == expected.get(case, failed)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 import yaml
-
 from conftest import base_spec, run_tfgen, write_module
 
 pytestmark = pytest.mark.slow
@@ -13,8 +12,12 @@ pytestmark = pytest.mark.slow
 
 def test_real_data_finds_the_loader_bug_that_synthetic_data_hides(tmp_path):
     write_module(tmp_path, "loader", "import numpy as np\n\n\ndef load():\n    return np.zeros((64, 9))\n")
-    spec = base_spec(data={"train": {"source": {"type": "python", "function": "loader:load"}, "batch_size": 16},
-                           "validation_split": 0.25})
+    spec = base_spec(
+        data={
+            "train": {"source": {"type": "python", "function": "loader:load"}, "batch_size": 16},
+            "validation_split": 0.25,
+        }
+    )
     (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     synthetic = run_tfgen("smoke", "spec.yaml", cwd=tmp_path)
     assert synthetic.returncode == 0, synthetic.stdout + synthetic.stderr
@@ -27,11 +30,19 @@ def test_real_data_finds_the_loader_bug_that_synthetic_data_hides(tmp_path):
 
 
 def test_real_data_trains_on_the_first_examples_and_resumes(tmp_path):
-    write_module(tmp_path, "loader", "import numpy as np\n\n\ndef load():\n"
-                 "    rng = np.random.default_rng(0)\n"
-                 "    return rng.random((400, 8), dtype='float32'), rng.integers(0, 3, 400).astype('int32')\n")
-    spec = base_spec(data={"train": {"source": {"type": "python", "function": "loader:load"}, "batch_size": 16},
-                           "validation_split": 0.25})
+    write_module(
+        tmp_path,
+        "loader",
+        "import numpy as np\n\n\ndef load():\n"
+        "    rng = np.random.default_rng(0)\n"
+        "    return rng.random((400, 8), dtype='float32'), rng.integers(0, 3, 400).astype('int32')\n",
+    )
+    spec = base_spec(
+        data={
+            "train": {"source": {"type": "python", "function": "loader:load"}, "batch_size": 16},
+            "validation_split": 0.25,
+        }
+    )
     (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     result = run_tfgen("smoke", "spec.yaml", "--real-data", "64", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr

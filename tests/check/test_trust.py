@@ -38,8 +38,11 @@ def _planted(tmp_path: Path) -> tuple[str, Path, Path]:
     from_source, from_builder = tmp_path / "from_source", tmp_path / "from_builder"
     source = {"type": "python", "function": "subprocess:run", "kwargs": {"args": ["touch", str(from_source)]}}
     spec = base_spec(data={"train": {"source": source, "batch_size": 32}, "validation_split": 0.25})
-    spec["model"] = {"inputs": {"features": {"shape": [8]}}, "builder": "os:system",
-                     "kwargs": {"command": f"touch {from_builder}"}}
+    spec["model"] = {
+        "inputs": {"features": {"shape": [8]}},
+        "builder": "os:system",
+        "kwargs": {"command": f"touch {from_builder}"},
+    }
     spec["train"]["epochs"] = 1
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "x.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
@@ -57,8 +60,10 @@ def _refused(tmp_path: Path) -> list[str]:
     """The two lines `validate --deep` prints for the planted spec."""
     spec = tmp_path / "specs" / "x.yaml"
     return [
-        f"specs/x.yaml:{_at(spec, 'function', 'subprocess:run')}: data.train.source.function: subprocess:run: "
-        f"refusing to import `subprocess` {WHY}",
+        (
+            f"specs/x.yaml:{_at(spec, 'function', 'subprocess:run')}: data.train.source.function: subprocess:run: "
+            f"refusing to import `subprocess` {WHY}"
+        ),
         f"specs/x.yaml:{_at(spec, 'builder', 'os:system')}: model.builder: os:system: refusing to import `os` {WHY}",
     ]
 
@@ -70,8 +75,13 @@ def _script(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_validate_build_check_diff_and_lint_never_import_spec_named_code(tmp_path):
     spec, from_source, from_builder = _planted(tmp_path)
-    for command, code in ((["validate", spec], 0), (["build", spec], 0), (["check", spec], 0),
-                          (["diff", spec], 0), (["lint", "generated"], 0)):
+    for command, code in (
+        (["validate", spec], 0),
+        (["build", spec], 0),
+        (["check", spec], 0),
+        (["diff", spec], 0),
+        (["lint", "generated"], 0),
+    ):
         result = run_tfgen(*command, cwd=tmp_path)
         assert result.returncode == code, (command, result.stderr)
     assert (tmp_path / "generated" / "x.py").exists()
@@ -111,8 +121,12 @@ def test_deep_with_trust_imports_both_and_calls_the_builder(tmp_path):
 def test_deep_imports_project_modules_without_trust(tmp_path):
     """A builder beside the spec (it writes a marker) and a source in the working directory."""
     marker = tmp_path / "built"
-    spec = base_spec(data={"train": {"source": {"type": "python", "function": "project_data:load"}, "batch_size": 32},
-                           "validation_split": 0.25})
+    spec = base_spec(
+        data={
+            "train": {"source": {"type": "python", "function": "project_data:load"}, "batch_size": 32},
+            "validation_split": 0.25,
+        }
+    )
     spec["model"] = {"inputs": {"features": {"shape": [8]}}, "builder": "project_model:build"}
     write_module(tmp_path / "specs", "project_model", BUILD.format(marker=str(marker)))
     write_module(tmp_path, "project_data", LOAD)
@@ -132,15 +146,24 @@ def test_deep_refuses_modules_outside_the_project_in_site_packages_and_reexporte
     write_module(elsewhere, "elsewhere_data", LOAD)
     write_module(vendored, "vendored_model", BUILD.format(marker=str(marker)))
     write_module(tmp_path / "work", "project_shell", "from os import system\n")
-    first = base_spec(data={"train": {"source": {"type": "python", "function": "elsewhere_data:load"},
-                                      "batch_size": 32}, "validation_split": 0.25})
+    first = base_spec(
+        data={
+            "train": {"source": {"type": "python", "function": "elsewhere_data:load"}, "batch_size": 32},
+            "validation_split": 0.25,
+        }
+    )
     first["model"] = {"inputs": {"features": {"shape": [8]}}, "builder": "vendored_model:build"}
-    second = {**first, "data": base_spec()["data"], "model": {**first["model"], "builder": "project_shell:system",
-                                 "kwargs": {"command": f"touch {marker}"}}}
+    second = {
+        **first,
+        "data": base_spec()["data"],
+        "model": {**first["model"], "builder": "project_shell:system", "kwargs": {"command": f"touch {marker}"}},
+    }
     (tmp_path / "work" / "a.yaml").write_text(yaml.safe_dump(first, sort_keys=False))
     (tmp_path / "work" / "b.yaml").write_text(yaml.safe_dump(second, sort_keys=False))
     path = os.pathsep.join(filter(None, [str(elsewhere), str(vendored), os.environ.get("PYTHONPATH")]))
-    result = run_tfgen("validate", "--deep", "a.yaml", "b.yaml", cwd=tmp_path / "work", env={**QUIET, "PYTHONPATH": path})
+    result = run_tfgen(
+        "validate", "--deep", "a.yaml", "b.yaml", cwd=tmp_path / "work", env={**QUIET, "PYTHONPATH": path}
+    )
     assert result.returncode == 2
     lines = [line.split(": ", 2)[2] for line in result.stderr.splitlines()]
     assert lines == [
@@ -157,8 +180,10 @@ def test_script_refuses_each_in_one_line_and_runs_both_with_trust(tmp_path):
     assert run_tfgen("build", spec, cwd=tmp_path).returncode == 0
     data = _script(tmp_path)  # load_data calls the source first
     model = _script(tmp_path, "--synthetic")  # no source: build_model calls the builder
-    for result, line in ((data, f"error: subprocess:run: refusing to import `subprocess` {WHY}"),
-                         (model, f"error: os:system: refusing to import `os` {WHY}")):
+    for result, line in (
+        (data, f"error: subprocess:run: refusing to import `subprocess` {WHY}"),
+        (model, f"error: os:system: refusing to import `os` {WHY}"),
+    ):
         assert result.returncode == 1
         assert "Traceback" not in result.stderr
         assert result.stderr.splitlines()[-1] == line
@@ -175,8 +200,10 @@ def test_smoke_refuses_the_builder_and_the_source_and_passes_trust_on_to_the_scr
     spec, from_source, from_builder = _planted(tmp_path)
     synthetic = run_tfgen("smoke", spec, cwd=tmp_path)
     real = run_tfgen("smoke", "--real-data", "8", spec, cwd=tmp_path)
-    for result, line in ((synthetic, f"error: os:system: refusing to import `os` {WHY}"),
-                         (real, f"error: subprocess:run: refusing to import `subprocess` {WHY}")):
+    for result, line in (
+        (synthetic, f"error: os:system: refusing to import `os` {WHY}"),
+        (real, f"error: subprocess:run: refusing to import `subprocess` {WHY}"),
+    ):
         assert result.returncode == 1
         assert result.stdout.splitlines()[0] == f"FAIL specs/x.yaml: {line} (first run)"
     assert not from_source.exists() and not from_builder.exists()
@@ -189,8 +216,16 @@ def test_smoke_refuses_the_builder_and_the_source_and_passes_trust_on_to_the_scr
 
 @pytest.mark.slow
 def test_the_digits_script_loads_its_sklearn_data_without_trust(tmp_path):
-    command = [sys.executable, "generated/digits.py", "--epochs", "1", "--steps-per-epoch", "1",
-               "--output-dir", str(tmp_path / "run")]
+    command = [
+        sys.executable,
+        "generated/digits.py",
+        "--epochs",
+        "1",
+        "--steps-per-epoch",
+        "1",
+        "--output-dir",
+        str(tmp_path / "run"),
+    ]
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "run" / "history.jsonl").exists()

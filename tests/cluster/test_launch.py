@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -42,32 +43,43 @@ print(f"finished {index}", flush=True)
 def test_tf_config_of_one_host(capsys):
     assert main(["tf-config", "--hosts", "h1:2222,h2:2222", "--index", "1"]) == 0
     assert json.loads(capsys.readouterr().out) == {
-        "cluster": {"worker": ["h1:2222", "h2:2222"]}, "task": {"type": "worker", "index": 1}}
+        "cluster": {"worker": ["h1:2222", "h2:2222"]},
+        "task": {"type": "worker", "index": 1},
+    }
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["tf-config", "--hosts", "h1:2222,h2", "--index", "0"], "--hosts: `h2` is not host:port"),
-    (["tf-config", "--hosts", "h1:2222,h1:2222", "--index", "0"], "--hosts: an address appears twice"),
-    (["tf-config", "--hosts", "h:1,h:01", "--index", "0"], "--hosts: an address appears twice (`h:01`)"),
-    (["tf-config", "--hosts", "h:1,H:1", "--index", "0"], "--hosts: an address appears twice (`H:1`)"),
-    (["tf-config", "--hosts", "h:\u00b2", "--index", "0"], "--hosts: `h:\u00b2` is not host:port (ASCII digits for the port)"),
-    (["tf-config", "--hosts", "h:\uff11\uff12", "--index", "0"], "--hosts: `h:\uff11\uff12` is not host:port"),
-    (["tf-config", "--hosts", "h:-1", "--index", "0"], "--hosts: `h:-1` is not host:port"),
-    (["tf-config", "--hosts", "h:0", "--index", "0"], "--hosts: `h:0`: port 0 is not in 1..65535"),
-    (["tf-config", "--hosts", "h:65536", "--index", "0"], "--hosts: `h:65536`: port 65536 is not in 1..65535"),
-    (["tf-config", "--hosts", "h\nx:1", "--index", "0"], "--hosts: `'h\\nx:1'` is not host:port"),
-    (["tf-config", "--hosts", "h x:1", "--index", "0"], "--hosts: `h x:1` is not host:port"),
-    (["launch", "--hosts", "h:\u00b2,g:1", "--index", "0", "toy.py"], "--hosts: `h:\u00b2` is not host:port"),
-    (["launch", "--workers", "2", "--grace", "nan", "toy.py"], "--max-restarts and --grace must not be negative"),
-    (["tf-config", "--hosts", "h1:2222,h2:2222", "--index", "2"], "--index 2 is not in 0..1"),
-    (["launch", "toy.py"], "give --workers N (this host) or --hosts"),
-    (["launch", "--workers", "2", "--hosts", "h:1", "toy.py"], "give --workers N (this host) or --hosts"),
-    (["launch", "--hosts", "h:1,g:2", "toy.py"], "--hosts needs --index I"),
-    (["launch", "--workers", "0", "toy.py"], "--workers must be at least 1"),
-    (["launch", "--workers", "2", "--max-restarts", "-1", "toy.py"], "--max-restarts and --grace must not be negative"),
-    (["launch", "--workers", "2", "no_such_script.py"], "no_such_script.py: no such script"),
-    (["launch", "--workers", "2", "generated/digits.py"], "generated/digits.py does not use multi_worker_mirrored"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["tf-config", "--hosts", "h1:2222,h2", "--index", "0"], "--hosts: `h2` is not host:port"),
+        (["tf-config", "--hosts", "h1:2222,h1:2222", "--index", "0"], "--hosts: an address appears twice"),
+        (["tf-config", "--hosts", "h:1,h:01", "--index", "0"], "--hosts: an address appears twice (`h:01`)"),
+        (["tf-config", "--hosts", "h:1,H:1", "--index", "0"], "--hosts: an address appears twice (`H:1`)"),
+        (
+            ["tf-config", "--hosts", "h:\u00b2", "--index", "0"],
+            "--hosts: `h:\u00b2` is not host:port (ASCII digits for the port)",
+        ),
+        (["tf-config", "--hosts", "h:\uff11\uff12", "--index", "0"], "--hosts: `h:\uff11\uff12` is not host:port"),
+        (["tf-config", "--hosts", "h:-1", "--index", "0"], "--hosts: `h:-1` is not host:port"),
+        (["tf-config", "--hosts", "h:0", "--index", "0"], "--hosts: `h:0`: port 0 is not in 1..65535"),
+        (["tf-config", "--hosts", "h:65536", "--index", "0"], "--hosts: `h:65536`: port 65536 is not in 1..65535"),
+        (["tf-config", "--hosts", "h\nx:1", "--index", "0"], "--hosts: `'h\\nx:1'` is not host:port"),
+        (["tf-config", "--hosts", "h x:1", "--index", "0"], "--hosts: `h x:1` is not host:port"),
+        (["launch", "--hosts", "h:\u00b2,g:1", "--index", "0", "toy.py"], "--hosts: `h:\u00b2` is not host:port"),
+        (["launch", "--workers", "2", "--grace", "nan", "toy.py"], "--max-restarts and --grace must not be negative"),
+        (["tf-config", "--hosts", "h1:2222,h2:2222", "--index", "2"], "--index 2 is not in 0..1"),
+        (["launch", "toy.py"], "give --workers N (this host) or --hosts"),
+        (["launch", "--workers", "2", "--hosts", "h:1", "toy.py"], "give --workers N (this host) or --hosts"),
+        (["launch", "--hosts", "h:1,g:2", "toy.py"], "--hosts needs --index I"),
+        (["launch", "--workers", "0", "toy.py"], "--workers must be at least 1"),
+        (
+            ["launch", "--workers", "2", "--max-restarts", "-1", "toy.py"],
+            "--max-restarts and --grace must not be negative",
+        ),
+        (["launch", "--workers", "2", "no_such_script.py"], "no_such_script.py: no such script"),
+        (["launch", "--workers", "2", "generated/digits.py"], "generated/digits.py does not use multi_worker_mirrored"),
+    ],
+)
 def test_usage_errors_are_one_line_and_exit_2(argv, message, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     assert main(argv) == 2
@@ -75,10 +87,13 @@ def test_usage_errors_are_one_line_and_exit_2(argv, message, capsys, monkeypatch
     assert message in err and len(err.splitlines()) == 1
 
 
-@pytest.mark.parametrize("hosts, expected", [
-    ("h1:2222,h2:02222", ["h1:2222", "h2:2222"]),
-    ("[::1]:2222, 10.0.0.2:65535", ["[::1]:2222", "10.0.0.2:65535"]),
-])
+@pytest.mark.parametrize(
+    "hosts, expected",
+    [
+        ("h1:2222,h2:02222", ["h1:2222", "h2:2222"]),
+        ("[::1]:2222, 10.0.0.2:65535", ["[::1]:2222", "10.0.0.2:65535"]),
+    ],
+)
 def test_tf_config_holds_each_port_as_a_plain_number(hosts, expected, capsys):
     assert main(["tf-config", "--hosts", hosts, "--index", "0"]) == 0
     assert json.loads(capsys.readouterr().out)["cluster"]["worker"] == expected
@@ -87,8 +102,14 @@ def test_tf_config_holds_each_port_as_a_plain_number(hosts, expected, capsys):
 def _launch(tmp_path, *args, env=None):
     (tmp_path / "toy.py").write_text(TOY)
     (tmp_path / "seen").mkdir(exist_ok=True)
-    return subprocess.Popen([sys.executable, "-m", "tfgen", "launch", *args], cwd=ROOT, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
+    return subprocess.Popen(
+        [sys.executable, "-m", "tfgen", "launch", *args],
+        cwd=ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def _configs(tmp_path):
@@ -98,18 +119,21 @@ def _configs(tmp_path):
 @pytest.mark.slow
 def test_three_workers_get_their_tf_config_and_prefixed_output_without_tensorflow(tmp_path):
     blocked = import_blocker(tmp_path / "block")
-    launcher = _launch(tmp_path, "--workers", "3", str(tmp_path / "toy.py"), "--", "ok", str(tmp_path / "seen"),
-                       env=blocked)
+    launcher = _launch(
+        tmp_path, "--workers", "3", str(tmp_path / "toy.py"), "--", "ok", str(tmp_path / "seen"), env=blocked
+    )
     out, err = launcher.communicate(timeout=30)
     assert launcher.returncode == 0, err
-    assert sorted(out.splitlines()) == sorted([f"[{i}] worker {i} attempt 0" for i in range(3)]
-                                              + [f"[{i}] finished {i}" for i in range(3)])
+    assert sorted(out.splitlines()) == sorted(
+        [f"[{i}] worker {i} attempt 0" for i in range(3)] + [f"[{i}] finished {i}" for i in range(3)]
+    )
     assert {f"[{i}] a line on stderr from {i}" for i in range(3)} <= set(err.splitlines())
     configs = _configs(tmp_path)
     cluster = configs["0-0"]["cluster"]["worker"]
     assert len(set(cluster)) == 3 and all(host.startswith("127.0.0.1:") for host in cluster)
     assert [configs[f"0-{i}"] for i in range(3)] == [
-        {"cluster": {"worker": cluster}, "task": {"type": "worker", "index": i}} for i in range(3)]
+        {"cluster": {"worker": cluster}, "task": {"type": "worker", "index": i}} for i in range(3)
+    ]
 
 
 @pytest.mark.slow
@@ -125,8 +149,18 @@ def test_a_failure_stops_the_group_and_gives_the_workers_exit_code(tmp_path):
 
 @pytest.mark.slow
 def test_restarts_run_the_whole_group_again_on_fresh_ports(tmp_path):
-    launcher = _launch(tmp_path, "--workers", "2", "--max-restarts", "2", str(tmp_path / "toy.py"), "--", "fail",
-                       str(tmp_path / "seen"), "2")
+    launcher = _launch(
+        tmp_path,
+        "--workers",
+        "2",
+        "--max-restarts",
+        "2",
+        str(tmp_path / "toy.py"),
+        "--",
+        "fail",
+        str(tmp_path / "seen"),
+        "2",
+    )
     out, err = launcher.communicate(timeout=30)
     assert launcher.returncode == 0, err
     assert "restarting the group (1/2)" in err and "restarting the group (2/2)" in err
@@ -140,8 +174,18 @@ def test_restarts_run_the_whole_group_again_on_fresh_ports(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("stubborn", [False, True])
 def test_sigint_to_the_launcher_reaches_every_worker_then_sigkill_after_the_grace(tmp_path, stubborn):
-    launcher = _launch(tmp_path, "--workers", "2", "--grace", "1", str(tmp_path / "toy.py"), "--", "interrupt",
-                       str(tmp_path / "seen"), "stubborn" if stubborn else "polite")
+    launcher = _launch(
+        tmp_path,
+        "--workers",
+        "2",
+        "--grace",
+        "1",
+        str(tmp_path / "toy.py"),
+        "--",
+        "interrupt",
+        str(tmp_path / "seen"),
+        "stubborn" if stubborn else "polite",
+    )
     ready = 0
     while ready < 2:
         ready += launcher.stdout.readline().endswith("ready\n")
@@ -156,12 +200,15 @@ def test_sigint_to_the_launcher_reaches_every_worker_then_sigkill_after_the_grac
 @pytest.mark.slow
 def test_the_multi_host_form_runs_one_worker_with_that_hosts_tf_config(tmp_path):
     hosts = "10.0.0.1:2222,10.0.0.2:2222"
-    launcher = _launch(tmp_path, "--hosts", hosts, "--index", "1", str(tmp_path / "toy.py"), "--", "ok",
-                       str(tmp_path / "seen"))
+    launcher = _launch(
+        tmp_path, "--hosts", hosts, "--index", "1", str(tmp_path / "toy.py"), "--", "ok", str(tmp_path / "seen")
+    )
     out, err = launcher.communicate(timeout=30)
     assert launcher.returncode == 0, err
     assert out.splitlines() == ["[1] worker 1 attempt 0", "[1] finished 1"]
-    assert _configs(tmp_path) == {"0-1": {"cluster": {"worker": hosts.split(",")}, "task": {"type": "worker", "index": 1}}}
+    assert _configs(tmp_path) == {
+        "0-1": {"cluster": {"worker": hosts.split(",")}, "task": {"type": "worker", "index": 1}}
+    }
 
 
 # A worker that starts a child which ignores SIGTERM and holds the worker's output open, then fails.
@@ -179,8 +226,9 @@ def _gone(pid: int, seconds: float = 3.0) -> bool:
     """Whether `pid` has ended (or is a zombie) within `seconds`."""
     deadline = time.monotonic() + seconds
     while True:
-        state = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True,
-                               check=False).stdout.strip()
+        state = subprocess.run(
+            ["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True, check=False
+        ).stdout.strip()
         if state in ("", "Z"):
             return True
         if time.monotonic() > deadline:
@@ -191,19 +239,21 @@ def _gone(pid: int, seconds: float = 3.0) -> bool:
 def _kill(pids) -> None:
     """Cleanup before a failing assertion: end the processes this test started that still run."""
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 @pytest.mark.slow
 def test_a_failed_workers_children_are_killed_and_the_launcher_returns_promptly(tmp_path):
     (tmp_path / "leaves.py").write_text(LEAVES_A_CHILD)
     started = time.monotonic()
-    launcher = subprocess.Popen([sys.executable, "-m", "tfgen", "launch", "--workers", "1", str(tmp_path / "leaves.py"),
-                                 "--", str(tmp_path)], cwd=ROOT, text=True, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "tfgen", "launch", "--workers", "1", str(tmp_path / "leaves.py"), "--", str(tmp_path)],
+        cwd=ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         out, err = launcher.communicate(timeout=20)
     except subprocess.TimeoutExpired:
@@ -222,12 +272,17 @@ def test_a_failed_workers_children_are_killed_and_the_launcher_returns_promptly(
 
 @pytest.mark.slow
 def test_output_held_by_a_process_that_left_the_group_delays_the_launcher_a_few_seconds_at_most(tmp_path):
-    (tmp_path / "escapes.py").write_text(LEAVES_A_CHILD.replace("time.sleep(300)\"])", "time.sleep(300)\"], "
-                                                                "start_new_session=True)"))
+    (tmp_path / "escapes.py").write_text(
+        LEAVES_A_CHILD.replace('time.sleep(300)"])', 'time.sleep(300)"], start_new_session=True)')
+    )
     started = time.monotonic()
-    launcher = subprocess.Popen([sys.executable, "-m", "tfgen", "launch", "--workers", "1",
-                                 str(tmp_path / "escapes.py"), "--", str(tmp_path)], cwd=ROOT, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "tfgen", "launch", "--workers", "1", str(tmp_path / "escapes.py"), "--", str(tmp_path)],
+        cwd=ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         err = launcher.communicate(timeout=20)[1]
     except subprocess.TimeoutExpired:
@@ -257,17 +312,37 @@ time.sleep(60)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("received, forwarded", [
-    (signal.SIGHUP, signal.SIGTERM),
-    (signal.SIGQUIT, signal.SIGTERM),
-    (signal.SIGTERM, signal.SIGTERM),
-], ids=["SIGHUP", "SIGQUIT", "SIGTERM"])
+@pytest.mark.parametrize(
+    "received, forwarded",
+    [
+        (signal.SIGHUP, signal.SIGTERM),
+        (signal.SIGQUIT, signal.SIGTERM),
+        (signal.SIGTERM, signal.SIGTERM),
+    ],
+    ids=["SIGHUP", "SIGQUIT", "SIGTERM"],
+)
 def test_a_stop_signal_to_the_launcher_ends_the_workers_through_their_sigterm_save(tmp_path, received, forwarded):
     (tmp_path / "records.py").write_text(RECORDS_ITS_STOP)
     (tmp_path / "seen").mkdir()
-    launcher = subprocess.Popen([sys.executable, "-m", "tfgen", "launch", "--workers", "2", "--grace", "10",
-                                 str(tmp_path / "records.py"), "--", str(tmp_path / "seen")], cwd=ROOT, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    launcher = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tfgen",
+            "launch",
+            "--workers",
+            "2",
+            "--grace",
+            "10",
+            str(tmp_path / "records.py"),
+            "--",
+            str(tmp_path / "seen"),
+        ],
+        cwd=ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     ready = 0
     while ready < 2:
         ready += launcher.stdout.readline().endswith("ready\n")
@@ -281,4 +356,6 @@ def test_a_stop_signal_to_the_launcher_ends_the_workers_through_their_sigterm_sa
     assert launcher.returncode == 128 + received, err
     assert sorted(os.listdir(tmp_path / "seen")) == [f"{forwarded.name}-0", f"{forwarded.name}-1"]
     assert "[0] saved 0" in out and "[1] saved 1" in out
-    assert f"{received.name}: asking every worker to save and stop ({forwarded.name} to each, SIGKILL after 10 s)" in err
+    assert (
+        f"{received.name}: asking every worker to save and stop ({forwarded.name} to each, SIGKILL after 10 s)" in err
+    )

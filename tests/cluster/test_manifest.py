@@ -17,10 +17,36 @@ from tfgen.cluster.manifest import comment
 FOLDER = ROOT / "tests" / "cluster" / "manifests"
 SPEC = "tests/cluster/manifests/mw.yaml"
 GOLDEN = {
-    "mw.tfjob.yaml": ["--kind", "tfjob", "--workers", "2", "--image", "registry.example/train:1", "--cpus", "4",
-                      "--memory", "8Gi", "--volume-claim", "runs", "--command", "python generated/mw.py --output-dir /runs/mw"],
-    "mw.sbatch": ["--kind", "slurm", "--workers", "2", "--cpus", "4", "--memory", "8G", "--gpus", "1",
-                  "--command", "python generated/mw.py --output-dir runs/mw"],
+    "mw.tfjob.yaml": [
+        "--kind",
+        "tfjob",
+        "--workers",
+        "2",
+        "--image",
+        "registry.example/train:1",
+        "--cpus",
+        "4",
+        "--memory",
+        "8Gi",
+        "--volume-claim",
+        "runs",
+        "--command",
+        "python generated/mw.py --output-dir /runs/mw",
+    ],
+    "mw.sbatch": [
+        "--kind",
+        "slurm",
+        "--workers",
+        "2",
+        "--cpus",
+        "4",
+        "--memory",
+        "8G",
+        "--gpus",
+        "1",
+        "--command",
+        "python generated/mw.py --output-dir runs/mw",
+    ],
 }
 
 
@@ -50,11 +76,14 @@ def test_the_sbatch_script_is_valid_bash_with_one_task_per_node():
     assert text.endswith("srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c task\n")
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--kind", "tfjob", "--workers", "2"], "tfgen: error: --kind tfjob needs --image"),
-    (["--kind", "slurm", "--workers", "0"], "tfgen: error: --workers must be at least 1"),
-    (["--kind", "slurm", "--workers", "2", "--gpus", "-1"], "tfgen: error: --gpus, --cpus and --max-restarts must"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--kind", "tfjob", "--workers", "2"], "tfgen: error: --kind tfjob needs --image"),
+        (["--kind", "slurm", "--workers", "0"], "tfgen: error: --workers must be at least 1"),
+        (["--kind", "slurm", "--workers", "2", "--gpus", "-1"], "tfgen: error: --gpus, --cpus and --max-restarts must"),
+    ],
+)
 def test_usage_errors(argv, message, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     assert main(["manifest", SPEC, *argv]) == 2
@@ -103,24 +132,28 @@ def _run_sbatch(tmp_path, text):
         (stubs / name).chmod(0o755)
     (tmp_path / "job.sbatch").write_text(text)
     env = {**os.environ, "PATH": f"{stubs}:{os.environ['PATH']}", "RECORD": str(record)}
-    result = subprocess.run(["bash", "job.sbatch"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                            timeout=30, check=False)
+    result = subprocess.run(
+        ["bash", "job.sbatch"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30, check=False
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads((record / "tf_config").read_text())["task"] == {"type": "worker", "index": 0}
     return (record / "argv").read_text().split("\0")[:-1]
 
 
-@pytest.mark.parametrize("command", [
-    "python x.py $(touch PLANTED)",
-    "python x.py `touch PLANTED`",
-    'python x.py "$(touch PLANTED)"',
-    "python x.py '$(touch PLANTED)'",
-    "python x.py | touch PLANTED",
-    "python x.py && touch PLANTED",
-    "python x.py; touch PLANTED",
-    "python x.py > PLANTED",
-    "python x.py --flag='a b' \\$HOME",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python x.py $(touch PLANTED)",
+        "python x.py `touch PLANTED`",
+        'python x.py "$(touch PLANTED)"',
+        "python x.py '$(touch PLANTED)'",
+        "python x.py | touch PLANTED",
+        "python x.py && touch PLANTED",
+        "python x.py; touch PLANTED",
+        "python x.py > PLANTED",
+        "python x.py --flag='a b' \\$HOME",
+    ],
+)
 def test_shell_code_in_the_command_never_runs_on_the_batch_host_or_the_nodes(command, tmp_path, capsys):
     planted = tmp_path / "planted"
     command = command.replace("PLANTED", str(planted))
@@ -141,19 +174,22 @@ def test_shell_code_in_the_spec_file_name_never_runs_on_the_nodes(tmp_path, caps
 
 
 @pytest.mark.parametrize("kind", ["slurm", "tfjob"])
-@pytest.mark.parametrize("option, value", [
-    ("--command", "python x.py\ntouch /tmp/tfgen-planted"),
-    ("--command", "python x.py\n---\napiVersion: v1\nkind: Pod"),
-    ("--command", "python x.py\r\ttouch"),
-    ("--command", "python x.py\u2028---\u2028kind: Pod"),  # a line break to YAML 1.1 readers
-    ("--command", "python x.py\x85kind: Pod"),
-    ("--command", "python x.py\x7f"),
-    ("--memory", "8G\ntouch /tmp/tfgen-planted"),
-    ("--image", "registry.example/train:1\n---\nkind: Pod"),
-    ("--volume-claim", "runs\nkind: Pod"),
-    ("--mount", "/runs\tx"),
-    ("SPEC", "x\ntouch planted\n.yaml"),
-])
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--command", "python x.py\ntouch /tmp/tfgen-planted"),
+        ("--command", "python x.py\n---\napiVersion: v1\nkind: Pod"),
+        ("--command", "python x.py\r\ttouch"),
+        ("--command", "python x.py\u2028---\u2028kind: Pod"),  # a line break to YAML 1.1 readers
+        ("--command", "python x.py\x85kind: Pod"),
+        ("--command", "python x.py\x7f"),
+        ("--memory", "8G\ntouch /tmp/tfgen-planted"),
+        ("--image", "registry.example/train:1\n---\nkind: Pod"),
+        ("--volume-claim", "runs\nkind: Pod"),
+        ("--mount", "/runs\tx"),
+        ("SPEC", "x\ntouch planted\n.yaml"),
+    ],
+)
 def test_a_control_character_in_any_value_is_a_one_line_usage_error(kind, option, value, tmp_path, capsys):
     spec = ROOT / SPEC
     argv = ["--kind", kind, "--image", "registry.example/train:1"]
@@ -177,8 +213,20 @@ TRICKY = "a: b # c --- 'd' \"e\" {f} [g] *h &i !j %k @l `m` $(n)"
 def test_the_tfjob_is_one_document_holding_each_value_as_given(tmp_path, capsys):
     spec = tmp_path / "x --- #y: z'.yaml"
     spec.write_text((FOLDER / "mw.yaml").read_text())
-    code, out, err = _manifest(capsys, spec, "--kind", "tfjob", "--image", TRICKY, "--volume-claim", TRICKY,
-                               "--mount", f"/{TRICKY}", "--command", shlex.join(["python", TRICKY]))
+    code, out, err = _manifest(
+        capsys,
+        spec,
+        "--kind",
+        "tfjob",
+        "--image",
+        TRICKY,
+        "--volume-claim",
+        TRICKY,
+        "--mount",
+        f"/{TRICKY}",
+        "--command",
+        shlex.join(["python", TRICKY]),
+    )
     assert code == 0, err
     (job,) = yaml.safe_load_all(out)
     pod = job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]
@@ -189,48 +237,62 @@ def test_the_tfjob_is_one_document_holding_each_value_as_given(tmp_path, capsys)
 
 
 @pytest.mark.parametrize("kind", ["slurm", "tfjob"])
-@pytest.mark.parametrize("command, message", [
-    ("python x.py 'oops", "--command: no closing quotation"),
-    ('python x.py "oops', "--command: no closing quotation"),
-    ("python x.py oops\\", "--command: no escaped character"),
-    ("   ", "--command is empty"),
-])
+@pytest.mark.parametrize(
+    "command, message",
+    [
+        ("python x.py 'oops", "--command: no closing quotation"),
+        ('python x.py "oops', "--command: no closing quotation"),
+        ("python x.py oops\\", "--command: no escaped character"),
+        ("   ", "--command is empty"),
+    ],
+)
 def test_an_unbalanced_quote_in_the_command_is_a_one_line_usage_error(kind, command, message, capsys):
     code, out, err = _manifest(capsys, ROOT / SPEC, "--kind", kind, "--image", "i", "--command", command)
     assert (code, out, err) == (2, "", f"tfgen: error: {message}\n")
 
 
-@pytest.mark.parametrize("kind, argv, message", [
-    ("slurm", ["--port", "-5"], "--port -5 is not in 1..65535"),
-    ("slurm", ["--port", "0"], "--port 0 is not in 1..65535"),
-    ("slurm", ["--port", "65536"], "--port 65536 is not in 1..65535"),
-    ("slurm", ["--cpus", "0"], "--cpus must be at least 1 (leave it out for no limit)"),
-    ("slurm", ["--memory", "8 G"], "--memory `8 G` is not a size: --kind slurm takes N[K|M|G|T]"),
-    ("slurm", ["--memory", "8Gi"], "--memory `8Gi` is not a size: --kind slurm takes N[K|M|G|T]"),
-    ("slurm", ["--memory", "16GB"], "--memory `16GB` is not a size: --kind slurm takes N[K|M|G|T]"),
-    ("slurm", ["--memory", "0"], "--memory `0` is not a size"),
-    ("slurm", ["--memory", "8G$(touch x)"], "--memory `8G$(touch x)` is not a size"),
-    ("tfjob", ["--memory", "8 Gi"], "--memory `8 Gi` is not a size: --kind tfjob takes N[Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E]"),
-    ("tfjob", ["--memory", "8g"], "--memory `8g` is not a size: --kind tfjob takes"),
-    ("tfjob", ["--memory", "16GB"], "--memory `16GB` is not a size: --kind tfjob takes"),
-    ("tfjob", ["--memory=-1Gi"], "--memory `-1Gi` is not a size"),
-])
+@pytest.mark.parametrize(
+    "kind, argv, message",
+    [
+        ("slurm", ["--port", "-5"], "--port -5 is not in 1..65535"),
+        ("slurm", ["--port", "0"], "--port 0 is not in 1..65535"),
+        ("slurm", ["--port", "65536"], "--port 65536 is not in 1..65535"),
+        ("slurm", ["--cpus", "0"], "--cpus must be at least 1 (leave it out for no limit)"),
+        ("slurm", ["--memory", "8 G"], "--memory `8 G` is not a size: --kind slurm takes N[K|M|G|T]"),
+        ("slurm", ["--memory", "8Gi"], "--memory `8Gi` is not a size: --kind slurm takes N[K|M|G|T]"),
+        ("slurm", ["--memory", "16GB"], "--memory `16GB` is not a size: --kind slurm takes N[K|M|G|T]"),
+        ("slurm", ["--memory", "0"], "--memory `0` is not a size"),
+        ("slurm", ["--memory", "8G$(touch x)"], "--memory `8G$(touch x)` is not a size"),
+        (
+            "tfjob",
+            ["--memory", "8 Gi"],
+            "--memory `8 Gi` is not a size: --kind tfjob takes N[Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E]",
+        ),
+        ("tfjob", ["--memory", "8g"], "--memory `8g` is not a size: --kind tfjob takes"),
+        ("tfjob", ["--memory", "16GB"], "--memory `16GB` is not a size: --kind tfjob takes"),
+        ("tfjob", ["--memory=-1Gi"], "--memory `-1Gi` is not a size"),
+    ],
+)
 def test_ports_counts_and_sizes_out_of_range_are_one_line_usage_errors(kind, argv, message, capsys):
     code, out, err = _manifest(capsys, ROOT / SPEC, "--kind", kind, "--image", "i", *argv)
     assert (code, out) == (2, "")
     assert err.startswith(f"tfgen: error: {message}") and len(err.splitlines()) == 1
 
 
-@pytest.mark.parametrize("kind, memory, line", [
-    ("slurm", "16G", "#SBATCH --mem=16G\n"),
-    ("slurm", "512M", "#SBATCH --mem=512M\n"),
-    ("slurm", "4096", "#SBATCH --mem=4096\n"),
-    ("tfjob", "512Mi", "memory: 512Mi\n"),
-    ("tfjob", "16G", "memory: 16G\n"),
-    ("tfjob", "1000000", "memory: '1000000'\n"),
-])
+@pytest.mark.parametrize(
+    "kind, memory, line",
+    [
+        ("slurm", "16G", "#SBATCH --mem=16G\n"),
+        ("slurm", "512M", "#SBATCH --mem=512M\n"),
+        ("slurm", "4096", "#SBATCH --mem=4096\n"),
+        ("tfjob", "512Mi", "memory: 512Mi\n"),
+        ("tfjob", "16G", "memory: 16G\n"),
+        ("tfjob", "1000000", "memory: '1000000'\n"),
+    ],
+)
 def test_sizes_of_each_kinds_documented_form_are_written_as_given(kind, memory, line, capsys):
-    code, out, err = _manifest(capsys, ROOT / SPEC, "--kind", kind, "--image", "i", "--memory", memory,
-                               "--port", "65535")
+    code, out, err = _manifest(
+        capsys, ROOT / SPEC, "--kind", kind, "--image", "i", "--memory", memory, "--port", "65535"
+    )
     assert code == 0, err
     assert line in out

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-
 from conftest import ROOT, base_spec, build, local_workers, read_history, run_tfgen
+
 from tfgen.cluster.launch import free_ports
 from tfgen.cluster.manifest import SRUN
 
@@ -29,8 +29,11 @@ EPOCHS = 2
 
 
 def _spec(**strategy):
-    spec = base_spec(strategy={"type": "multi_worker_mirrored", "communication": "ring", **strategy},
-                     deterministic=True, checkpoint={"every_steps": 8})
+    spec = base_spec(
+        strategy={"type": "multi_worker_mirrored", "communication": "ring", **strategy},
+        deterministic=True,
+        checkpoint={"every_steps": 8},
+    )
     spec["data"]["train"]["source"]["examples"] = 1024  # 32 steps of 32 per epoch
     spec["train"] = {"epochs": EPOCHS, "steps_per_execution": 4}
     return spec
@@ -40,8 +43,13 @@ class Launch:
     """`tfgen launch` in the background, its merged output read line by line."""
 
     def __init__(self, *args):
-        self.process = subprocess.Popen([sys.executable, "-m", "tfgen", "launch", *map(str, args)], cwd=ROOT,
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tfgen", "launch", *map(str, args)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         self.lines, self.pids = [], {}
 
     def until(self, pattern, timeout=120):
@@ -110,7 +118,7 @@ def test_sigterm_and_sigkill_are_survived_with_the_weights_of_an_uninterrupted_r
     stops = re.findall(r"\[(\d)\] Stopped by SIGTERM at epoch 2, step (\d+)/32", out)
     assert sorted(stops) == [("0", stops[0][1]), ("1", stops[0][1])] and 0 < int(stops[0][1]) < 32, out[-3000:]
     assert len(re.findall(r"\[0\] Resuming from", out)) == 2
-    for a, b in zip(expected, _weights(output)):
+    for a, b in zip(expected, _weights(output), strict=False):
         np.testing.assert_array_equal(a, b)
     assert [row["epoch"] for row in read_history(output)] == [1, 2]
 
@@ -140,8 +148,9 @@ def test_a_worker_whose_peer_hangs_fails_within_the_collective_timeout(tmp_path)
     script = build(tmp_path, spec, "hang")
     (tmp_path / "hang.py").write_text(HANG)
     command = [sys.executable, str(tmp_path / "hang.py"), str(script), "--output-dir", str(tmp_path / "run")]
-    with local_workers(lambda index: command, env={"PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True) as workers:
+    with local_workers(
+        lambda index: command, env={"PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as workers:
         for line in workers[1].stdout:
             if line == "hanging\n":
                 break
@@ -153,8 +162,9 @@ def test_a_worker_whose_peer_hangs_fails_within_the_collective_timeout(tmp_path)
     # corrupt mutex, or SIGSEGV; 2 runs in 10 here) instead of raising: non-zero all the same.
     assert workers[0].returncode in (1, -signal.SIGABRT, -signal.SIGSEGV), err[-3000:]
     if workers[0].returncode == 1:
-        assert err.splitlines()[-1] == ("error: a peer worker died or hung (DeadlineExceededError); "
-                                        "restart every worker to resume")
+        assert err.splitlines()[-1] == (
+            "error: a peer worker died or hung (DeadlineExceededError); restart every worker to resume"
+        )
 
 
 def _free_pair():
@@ -175,25 +185,46 @@ def test_tfjob_and_slurm_environments_train_to_the_weights_of_tfgen_launch(refer
     script, expected = reference
     folder = script.parent.parent
     manifest = lambda *args: run_tfgen("manifest", str(folder / "mw.yaml"), "--workers", "2", *args, cwd=folder)
-    job = yaml.safe_load(manifest("--kind", "tfjob", "--image", "any", "--command",
-                                  "python generated/mw.py --output-dir tfjob").stdout)
+    job = yaml.safe_load(
+        manifest("--kind", "tfjob", "--image", "any", "--command", "python generated/mw.py --output-dir tfjob").stdout
+    )
     (container,) = job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"]
     hosts = [f"127.0.0.1:{port}" for port in free_ports(2)]  # the operator's <job>-worker-<i>:2222
     python = {"PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}  # the image's python
     processes = []
     for index in range(2):
         config = {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": index}, "environment": "cloud"}
-        processes.append(subprocess.Popen(container["command"], cwd=folder, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.PIPE, text=True,
-                                          env={**os.environ, **python, "TF_CONFIG": json.dumps(config)}))
-    sbatch = manifest("--kind", "slurm", "--port", str(_free_pair()), "--command",
-                      "python generated/mw.py --output-dir slurm").stdout
+        processes.append(
+            subprocess.Popen(
+                container["command"],
+                cwd=folder,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**os.environ, **python, "TF_CONFIG": json.dumps(config)},
+            )
+        )
+    sbatch = manifest(
+        "--kind", "slurm", "--port", str(_free_pair()), "--command", "python generated/mw.py --output-dir slurm"
+    ).stdout
     (folder / "task.sh").write_text(sbatch.replace(SRUN, "task"))  # what srun runs on each task
     for procid in range(2):  # two tasks on one node, as Slurm would set their variables
-        slurm = {"SLURM_PROCID": str(procid), "SLURM_STEP_NUM_TASKS": "2", "SLURM_STEP_NODELIST": "localhost",
-                 "SLURM_STEP_TASKS_PER_NODE": "2"}
-        processes.append(subprocess.Popen(["bash", str(folder / "task.sh")], cwd=folder, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.PIPE, text=True, env={**os.environ, **python, **slurm}))
+        slurm = {
+            "SLURM_PROCID": str(procid),
+            "SLURM_STEP_NUM_TASKS": "2",
+            "SLURM_STEP_NODELIST": "localhost",
+            "SLURM_STEP_TASKS_PER_NODE": "2",
+        }
+        processes.append(
+            subprocess.Popen(
+                ["bash", str(folder / "task.sh")],
+                cwd=folder,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**os.environ, **python, **slurm},
+            )
+        )
     try:
         errors = [p.communicate(timeout=240)[1] for p in processes]
     finally:
@@ -201,7 +232,7 @@ def test_tfjob_and_slurm_environments_train_to_the_weights_of_tfgen_launch(refer
             p.kill()
     assert [p.returncode for p in processes] == [0] * 4, [e[-2000:] for e in errors]
     for run in ("tfjob", "slurm"):
-        for a, b in zip(expected, _weights(folder / run)):
+        for a, b in zip(expected, _weights(folder / run), strict=False):
             np.testing.assert_array_equal(a, b)
 
 
@@ -234,16 +265,35 @@ def load():  # example i has feature i (and a label of i % 3)
 def test_over_one_epoch_the_workers_together_train_on_every_example_once(tmp_path, in_memory):
     spec = _spec()
     spec["model"]["inputs"] = {"features": {"shape": [1]}}
-    spec["data"] = {"train": {"source": {"type": "python", "function": "example_ids:load"}, "batch_size": 32,
-                              "shuffle": 256, "in_memory": in_memory}}
+    spec["data"] = {
+        "train": {
+            "source": {"type": "python", "function": "example_ids:load"},
+            "batch_size": 32,
+            "shuffle": 256,
+            "in_memory": in_memory,
+        }
+    }
     spec["metrics"] = {}
     script = build(tmp_path, spec, "ids")
     (tmp_path / "example_ids.py").write_text(IDS)
     (tmp_path / "seen.py").write_text(SEEN)
-    command = [sys.executable, str(tmp_path / "seen.py"), str(script), str(tmp_path), "--epochs", "1",
-               "--output-dir", str(tmp_path / "run")]
-    with local_workers(lambda index: command, env={"PYTHONPATH": str(tmp_path)}, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True) as workers:
+    command = [
+        sys.executable,
+        str(tmp_path / "seen.py"),
+        str(script),
+        str(tmp_path),
+        "--epochs",
+        "1",
+        "--output-dir",
+        str(tmp_path / "run"),
+    ]
+    with local_workers(
+        lambda index: command,
+        env={"PYTHONPATH": str(tmp_path)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as workers:
         errors = [worker.communicate(timeout=120)[1] for worker in workers]
     assert [worker.returncode for worker in workers] == [0, 0], [e[-2000:] for e in errors]
     seen = [json.loads((tmp_path / f"seen-{index}.json").read_text()) for index in range(2)]
@@ -269,8 +319,14 @@ sys.exit(143)  # as StopSignals.save_and_exit_if_asked exits after its save
 def test_a_stopped_non_chief_worker_removes_its_scratch_directory(tmp_path):
     """A worker other than the chief writes to a temporary directory; a stop signal's exit removes it."""
     script = ROOT / "generated" / "digits.py"
-    result = subprocess.run([sys.executable, "-c", SCRATCH, str(ROOT / "generated"), str(tmp_path / "out"), script],
-                            capture_output=True, text=True, timeout=120, env={**os.environ, "TMPDIR": str(tmp_path)})
+    result = subprocess.run(
+        [sys.executable, "-c", SCRATCH, str(ROOT / "generated"), str(tmp_path / "out"), script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        check=False,
+    )
     assert result.returncode == 143, result.stderr[-2000:]
     scratch = Path(result.stdout.strip().splitlines()[-1])
     assert scratch.parent == tmp_path and scratch.name.startswith("tfgen-worker-")

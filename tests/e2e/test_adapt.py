@@ -17,8 +17,8 @@ import pytest
 import yaml
 from conftest import ROOT, build, load_module, load_runtime, local_workers, read_history
 
-from tfgen.generate.plan import make_view
 from tfgen.generate.decisions import Jit, resolve_jit
+from tfgen.generate.plan import make_view
 from tfgen.spec.models import Spec
 
 RUNNER = ROOT / "tests" / "e2e" / "adapt_runner.py"
@@ -27,23 +27,38 @@ TABULAR = yaml.safe_load((ROOT / "specs" / "tabular.yaml").read_text())
 
 def _view(layers=None, outputs=None, **overrides):
     """The planner's view of the tabular spec with these trunk layers (and outputs), other sections overridden."""
-    model = {**TABULAR["model"], **({"layers": layers} if layers is not None else {}), **({"outputs": outputs} if outputs else {})}
-    return make_view(Spec.model_validate(dict(TABULAR, model=model, **overrides)), spec_path="x.yaml",
-                     spec_sha256="0", version="0")
+    model = {
+        **TABULAR["model"],
+        **({"layers": layers} if layers is not None else {}),
+        **({"outputs": outputs} if outputs else {}),
+    }
+    return make_view(
+        Spec.model_validate(dict(TABULAR, model=model, **overrides)), spec_path="x.yaml", spec_sha256="0", version="0"
+    )
 
 
 def test_adapted_layers_are_named_and_listed_with_their_batches():
     view = _view(
-        [{"type": "Normalization", "adapt": True}, {"type": "Normalization", "adapt": {"batches": 3}},
-         {"type": "Normalization", "name": "scale", "adapt": {"batches": 5}}, {"type": "Dense", "units": 4}],
+        [
+            {"type": "Normalization", "adapt": True},
+            {"type": "Normalization", "adapt": {"batches": 3}},
+            {"type": "Normalization", "name": "scale", "adapt": {"batches": 5}},
+            {"type": "Dense", "units": 4},
+        ],
         {"benign": [{"type": "Normalization", "adapt": True}, {"type": "Dense", "units": 1}]},
     )
-    assert view.model.adapted == {"adapted_normalization": 64, "adapted_normalization_2": 3, "scale": 5,
-                                  "adapted_normalization_3": 64}
+    assert view.model.adapted == {
+        "adapted_normalization": 64,
+        "adapted_normalization_2": 3,
+        "scale": 5,
+        "adapted_normalization_3": 64,
+    }
     codes = [line.code for line in view.model.trunk]
-    assert codes[:3] == ["keras.layers.Normalization(name='adapted_normalization')",
-                         "keras.layers.Normalization(name='adapted_normalization_2')",
-                         "keras.layers.Normalization(name='scale')"]
+    assert codes[:3] == [
+        "keras.layers.Normalization(name='adapted_normalization')",
+        "keras.layers.Normalization(name='adapted_normalization_2')",
+        "keras.layers.Normalization(name='scale')",
+    ]
     assert "adapt" not in codes[3]
 
 
@@ -63,8 +78,15 @@ def test_a_spec_without_adapt_has_no_adaptation_code():
 def _run(script, report, *argv, cpus=1, kill_after=None):
     command = [sys.executable, str(RUNNER), str(script), str(report), "--cpus", str(cpus)]
     command += ["--kill-after-saves", str(kill_after)] if kill_after else []
-    return subprocess.run([*command, "--", *argv], capture_output=True, text=True, cwd=ROOT, timeout=300,
-                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    return subprocess.run(
+        [*command, "--", *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        check=False,
+    )
 
 
 def _build(tmp_path, stem, overrides):
@@ -76,8 +98,14 @@ def _build(tmp_path, stem, overrides):
 def test_tabular_reaches_logistic_regression_on_the_same_split(tmp_path):
     """generated/tabular.py, in a real process, against scikit-learn's LogisticRegression on the
     same stratified split with a StandardScaler fit on the training part."""
-    result = subprocess.run([sys.executable, str(ROOT / "generated" / "tabular.py"), "--output-dir", str(tmp_path)],
-                            capture_output=True, text=True, timeout=300, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "generated" / "tabular.py"), "--output-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        check=False,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Adapted adapted_normalization on 14 training batches" in result.stdout
     ours = read_history(tmp_path)[-1]["val_accuracy"]
@@ -89,14 +117,17 @@ def test_tabular_reaches_logistic_regression_on_the_same_split(tmp_path):
     rt = load_runtime()
     x, y = load_breast_cancer(return_X_y=True)
     split = TABULAR["data"]["validation_split"]
-    (train_x, train_y), (val_x, val_y) = [(p[0]["x"], p[1]["y"]) for p in
-                                          rt.split_arrays(({"x": x}, {"y": y}), split, TABULAR["seed"], stratify=True)]
+    (train_x, train_y), (val_x, val_y) = [
+        (p[0]["x"], p[1]["y"]) for p in rt.split_arrays(({"x": x}, {"y": y}), split, TABULAR["seed"], stratify=True)
+    ]
     assert abs(val_y.mean() - y.mean()) < 0.01  # stratified: the same share of each class
     again = rt.split_arrays(({"x": x}, {"y": y}), split, TABULAR["seed"], stratify=True)[1][1]["y"]
     other = rt.split_arrays(({"x": x}, {"y": y}), split, TABULAR["seed"] + 1, stratify=True)[1][0]["x"]
     assert np.array_equal(again, val_y) and not np.array_equal(other, val_x)  # seeded
     scaler = StandardScaler().fit(train_x)
-    theirs = LogisticRegression(max_iter=1000).fit(scaler.transform(train_x), train_y).score(scaler.transform(val_x), val_y)
+    theirs = (
+        LogisticRegression(max_iter=1000).fit(scaler.transform(train_x), train_y).score(scaler.transform(val_x), val_y)
+    )
     print(f"validation accuracy: tfgen {ours:.4f}, LogisticRegression {theirs:.4f} ({len(val_y)} examples)")
     assert ours >= theirs - 0.01, (ours, theirs)
 
@@ -158,10 +189,17 @@ def test_tf_data_path_under_mirrored_strategy_in_float16_adapts_once_on_the_trai
 @pytest.mark.slow
 def test_a_deeper_layer_adapts_on_what_reaches_it_unaugmented_and_on_n_batches(tmp_path):
     """Rescaling(2x + 1) before the adapted layer; x1000 as augmentation (it must not be seen); 5 batches of 14."""
-    model = {**TABULAR["model"], "layers": [{"type": "Rescaling", "scale": 2.0, "offset": 1.0},
-                                            {"type": "Normalization", "adapt": {"batches": 5}}]}
-    data = {**TABULAR["data"], "train": {**TABULAR["data"]["train"],
-                                         "augment": [{"type": "Rescaling", "scale": 1000.0}]}}
+    model = {
+        **TABULAR["model"],
+        "layers": [
+            {"type": "Rescaling", "scale": 2.0, "offset": 1.0},
+            {"type": "Normalization", "adapt": {"batches": 5}},
+        ],
+    }
+    data = {
+        **TABULAR["data"],
+        "train": {**TABULAR["data"]["train"], "augment": [{"type": "Rescaling", "scale": 1000.0}]},
+    }
     script = _build(tmp_path, "deeper", {"train": {"epochs": 1}, "model": model, "data": data})
     result = _run(script, tmp_path / "deeper.json", "--output-dir", str(tmp_path / "deeper"))
     assert result.returncode == 0, result.stderr[-3000:]
@@ -175,12 +213,22 @@ def test_a_deeper_layer_adapts_on_what_reaches_it_unaugmented_and_on_n_batches(t
 @pytest.mark.slow
 def test_multi_worker_workers_each_adapt_once_to_the_same_statistics(tmp_path):
     """Two MultiWorkerMirroredStrategy processes: each adapts once, on the same (unsharded) batches."""
-    script = _build(tmp_path, "workers", {"train": {"epochs": 1},
-                                          "strategy": {"type": "multi_worker_mirrored", "communication": "ring"}})
+    script = _build(
+        tmp_path,
+        "workers",
+        {"train": {"epochs": 1}, "strategy": {"type": "multi_worker_mirrored", "communication": "ring"}},
+    )
     for index in range(2):
         (tmp_path / f"tmp{index}").mkdir()
-    command = lambda index: [sys.executable, str(RUNNER), str(script), str(tmp_path / f"worker{index}.json"),
-                             "--", "--output-dir", str(tmp_path / "run")]
+    command = lambda index: [
+        sys.executable,
+        str(RUNNER),
+        str(script),
+        str(tmp_path / f"worker{index}.json"),
+        "--",
+        "--output-dir",
+        str(tmp_path / "run"),
+    ]
     env = lambda index: {"TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(tmp_path / f"tmp{index}")}
     with local_workers(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as processes:
         outs = [p.communicate(timeout=240) for p in processes]
@@ -192,11 +240,14 @@ def test_multi_worker_workers_each_adapt_once_to_the_same_statistics(tmp_path):
     assert reports[0]["weights_bytes"] == reports[1]["weights_bytes"]  # the replicas stayed in sync
 
 
-CHAINED = [{"type": "Normalization", "adapt": True},
-           {"type": "Discretization", "num_bins": 8, "adapt": {"batches": 6}},  # on standardised values
-           {"type": "IntegerLookup", "adapt": True},  # on the bin indices; 8 tokens + 1 out-of-vocabulary index
-           {"type": "Embedding", "input_dim": 9, "output_dim": 2}, "Flatten",
-           {"type": "Dense", "units": 8, "activation": "relu"}]
+CHAINED = [
+    {"type": "Normalization", "adapt": True},
+    {"type": "Discretization", "num_bins": 8, "adapt": {"batches": 6}},  # on standardised values
+    {"type": "IntegerLookup", "adapt": True},  # on the bin indices; 8 tokens + 1 out-of-vocabulary index
+    {"type": "Embedding", "input_dim": 9, "output_dim": 2},
+    "Flatten",
+    {"type": "Dense", "units": 8, "activation": "relu"},
+]
 
 
 def test_layers_that_learn_outside_variables_get_a_checkpointed_copy():
@@ -215,8 +266,12 @@ def test_boundaries_and_vocabulary_survive_a_kill_and_are_never_adapted_again(tm
     """Discretization's bin boundaries and IntegerLookup's vocabulary live outside Keras variables:
     the script keeps a copy in the checkpoint. A killed run resumes with the same ones (no second
     adapt), ends bit-identical to the uninterrupted run, and its model.keras holds them."""
-    overrides = {"deterministic": True, "train": {"epochs": 2}, "checkpoint": {"every_steps": 10, "keep": 2},
-                 "model": {**TABULAR["model"], "layers": CHAINED}}
+    overrides = {
+        "deterministic": True,
+        "train": {"epochs": 2},
+        "checkpoint": {"every_steps": 10, "keep": 2},
+        "model": {**TABULAR["model"], "layers": CHAINED},
+    }
     script = _build(tmp_path, "chained", overrides)
     assert "adapted=kept_outside(self.model)" in script.read_text()
     straight = _run(script, tmp_path / "straight.json", "--output-dir", str(tmp_path / "straight"))
@@ -228,8 +283,9 @@ def test_boundaries_and_vocabulary_survive_a_kill_and_are_never_adapted_again(tm
     learned = expected["learned"]
     assert len(learned["adapted_discretization"]) == 7 and len(learned["adapted_integer_lookup"]) == 9
     # Fitted on what reaches each layer of the first training batches, never on validation rows.
-    np.testing.assert_allclose(learned["adapted_discretization"], expected["seen_learned"]["adapted_discretization"],
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        learned["adapted_discretization"], expected["seen_learned"]["adapted_discretization"], rtol=1e-5, atol=1e-6
+    )
     assert learned["adapted_integer_lookup"] == expected["seen_learned"]["adapted_integer_lookup"]
     assert learned["adapted_discretization"] != expected["validation_learned"]["adapted_discretization"]
     assert expected["exported"] == learned  # model.keras holds them
@@ -250,8 +306,13 @@ def test_boundaries_and_vocabulary_survive_a_kill_and_are_never_adapted_again(tm
 @pytest.mark.slow
 def test_under_mirrored_strategy_on_tf_data_a_resumed_run_puts_boundaries_and_vocabulary_back(tmp_path):
     data = {**TABULAR["data"], "train": {**TABULAR["data"]["train"], "in_memory": False}}
-    overrides = {"train": {"epochs": 1}, "checkpoint": {"every_steps": 5, "keep": 2}, "data": data,
-                 "strategy": {"type": "mirrored"}, "model": {**TABULAR["model"], "layers": CHAINED}}
+    overrides = {
+        "train": {"epochs": 1},
+        "checkpoint": {"every_steps": 5, "keep": 2},
+        "data": data,
+        "strategy": {"type": "mirrored"},
+        "model": {**TABULAR["model"], "layers": CHAINED},
+    }
     script, out = _build(tmp_path, "mirrored", overrides), tmp_path / "run"
     killed = _run(script, tmp_path / "killed.json", "--output-dir", str(out), cpus=2, kill_after=2)
     assert killed.returncode == -9 and killed.stdout.count("Adapted") == 3, killed.stderr[-3000:]
@@ -261,6 +322,10 @@ def test_under_mirrored_strategy_on_tf_data_a_resumed_run_puts_boundaries_and_vo
     report = json.loads((tmp_path / "resumed.json").read_text())
     assert report["adapt_calls"] == []
     assert report["learned"]["adapted_integer_lookup"] == report["seen_learned"]["adapted_integer_lookup"]
-    np.testing.assert_allclose(report["learned"]["adapted_discretization"],
-                               report["seen_learned"]["adapted_discretization"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        report["learned"]["adapted_discretization"],
+        report["seen_learned"]["adapted_discretization"],
+        rtol=1e-5,
+        atol=1e-6,
+    )
     assert report["exported"] == report["learned"]

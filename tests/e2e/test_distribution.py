@@ -2,44 +2,28 @@
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
-
-from conftest import ROOT, base_spec, load_module, local_workers
+from conftest import HARNESS, ROOT, base_spec, load_module, local_workers
+from conftest import replica_independent_spec as _spec
+from conftest import run_harness as _harness
 
 pytestmark = pytest.mark.slow
-HARNESS = ROOT / "tests" / "e2e" / "harness.py"
-
-
-def _spec(**overrides):
-    """Deterministic and replica-independent: no shuffle, no dropout, plain SGD."""
-    spec = base_spec(**{"optimizer": {"type": "SGD", "learning_rate": 0.1}, **overrides})
-    spec["data"]["train"].pop("shuffle", None)
-    return spec
-
-
-def _harness(script, tmp_path, tag, *args, cpus=1, env=None, timeout=300):
-    weights, history, initial = (tmp_path / f"{tag}.npz", tmp_path / f"{tag}.json", tmp_path / f"{tag}-init.npz")
-    result = subprocess.run(
-        [sys.executable, str(HARNESS), str(script), "--cpus", str(cpus), "--weights", str(weights),
-         "--history", str(history), "--initial-weights", str(initial), "--", "--output-dir", str(tmp_path / tag), *args],
-        capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    load = lambda path: [a for _, a in sorted(np.load(path).items(), key=lambda kv: int(kv[0].split("_")[1]))]
-    return load(initial), load(weights), json.loads(history.read_text()), result.stdout
 
 
 def test_two_replicas_match_one_device_and_both_data_paths(build_spec, tmp_path):
     one = build_spec(_spec(), stem="one")
     two = build_spec(_spec(strategy={"type": "mirrored"}), stem="two")
-    two_stream = build_spec(_spec(strategy={"type": "mirrored"}, data={**_spec()["data"], "train": {
-        **_spec()["data"]["train"], "in_memory": False}}), stem="two_stream")
+    two_stream = build_spec(
+        _spec(
+            strategy={"type": "mirrored"},
+            data={**_spec()["data"], "train": {**_spec()["data"]["train"], "in_memory": False}},
+        ),
+        stem="two_stream",
+    )
     _, w1, h1, _ = _harness(one, tmp_path, "one", "--epochs", "2", cpus=2)
     _, w2, h2, out2 = _harness(two, tmp_path, "two", "--epochs", "2", cpus=2)
     _, w3, h3, _ = _harness(two_stream, tmp_path, "three", "--epochs", "2", cpus=2)
@@ -48,7 +32,7 @@ def test_two_replicas_match_one_device_and_both_data_paths(build_spec, tmp_path)
         assert [r["loss"] for r in history] == pytest.approx([r["loss"] for r in h1], rel=1e-5)
         assert [r["val_loss"] for r in history] == pytest.approx([r["val_loss"] for r in h1], rel=1e-5)
     for weights in (w2, w3):
-        for a, b in zip(w1, weights):
+        for a, b in zip(w1, weights, strict=False):
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
 
 
@@ -57,8 +41,18 @@ def test_multi_worker_two_processes_identical_weights_and_only_the_chief_writes(
     output = tmp_path / "run"
     for index in range(2):
         (tmp_path / f"tmp{index}").mkdir()
-    command = lambda index: [sys.executable, str(HARNESS), str(script), "--weights", str(tmp_path / f"w{index}.npz"),
-                             "--", "--output-dir", str(output), "--epochs", "2"]
+    command = lambda index: [
+        sys.executable,
+        str(HARNESS),
+        str(script),
+        "--weights",
+        str(tmp_path / f"w{index}.npz"),
+        "--",
+        "--output-dir",
+        str(output),
+        "--epochs",
+        "2",
+    ]
     env = lambda index: {"TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(tmp_path / f"tmp{index}")}
     with local_workers(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as processes:
         outs = [p.communicate(timeout=240) for p in processes]
@@ -75,7 +69,7 @@ def test_multi_worker_two_processes_identical_weights_and_only_the_chief_writes(
 def test_mixed_precision_trains(build_spec, tmp_path, precision):
     script = build_spec(base_spec(precision=precision, train={"epochs": 4}), stem=precision)
     text = script.read_text()
-    assert ('dtype="float32"' in text.split("def build_model")[1].split("def build_optimizer")[0])
+    assert 'dtype="float32"' in text.split("def build_model")[1].split("def build_optimizer")[0]
     assert ("LossScaleOptimizer" in text) == (precision == "mixed_float16")
     _, _, history, _ = _harness(script, tmp_path, precision, "--epochs", "4")
     assert history[-1]["loss"] < history[0]["loss"]
@@ -98,9 +92,18 @@ def test_float16_skips_a_non_finite_step_on_every_replica(build_spec, tmp_path):
     spec["data"] = {"train": {"source": {"type": "python", "function": "planted_data:load"}, "batch_size": 32}}
     spec["metrics"] = {}
     script = build_spec(spec, stem="planted")
-    initial, final, history, _ = _harness(script, tmp_path, "planted", "--epochs", "1", "--steps-per-epoch", "1",
-                                          cpus=2, env={"PYTHONPATH": str(tmp_path)})
-    for a, b in zip(initial, final):
+    initial, final, history, _ = _harness(
+        script,
+        tmp_path,
+        "planted",
+        "--epochs",
+        "1",
+        "--steps-per-epoch",
+        "1",
+        cpus=2,
+        env={"PYTHONPATH": str(tmp_path)},
+    )
+    for a, b in zip(initial, final, strict=False):
         np.testing.assert_array_equal(a, b)
     assert history[0]["skipped_steps"] == 1
     assert history[0]["loss_scale"] == 2.0**14  # halved from Keras's initial 2**15
@@ -115,7 +118,7 @@ def test_steps_per_execution_gives_the_same_weights_as_one_step(build_spec, tmp_
         module = load_module(build_spec(spec, stem=f"spe{n}"))
         module.main(["--output-dir", str(tmp_path / f"spe{n}")])
         weights.append(keras.models.load_model(tmp_path / f"spe{n}" / "model.keras").get_weights())
-    for a, b in zip(*weights):
+    for a, b in zip(*weights, strict=False):
         np.testing.assert_array_equal(a, b)
 
 
@@ -138,13 +141,22 @@ def test_in_memory_path_equals_the_tf_data_path_on_unshuffled_data(build_spec, t
         assert f"trainer.use_data(train, {placement}" in script.read_text()
         load_module(script).main(["--output-dir", str(tmp_path / f"m{in_memory}"), "--epochs", "2"])
         weights.append(keras.models.load_model(tmp_path / f"m{in_memory}" / "model.keras").get_weights())
-    for a, b in zip(*weights):
+    for a, b in zip(*weights, strict=False):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
 
 
 def test_cifar_spec_runs_mirrored_in_mixed_precision_on_synthetic_data(tmp_path):
-    _, _, history, out = _harness(ROOT / "generated" / "cifar.py", tmp_path, "cifar", "--synthetic",
-                                  "--epochs", "2", "--steps-per-epoch", "3", cpus=2)
+    _, _, history, out = _harness(
+        ROOT / "generated" / "cifar.py",
+        tmp_path,
+        "cifar",
+        "--synthetic",
+        "--epochs",
+        "2",
+        "--steps-per-epoch",
+        "3",
+        cpus=2,
+    )
     assert "2 replica(s): global batch 128, 64 per replica" in out
     assert [row["epoch"] for row in history] == [1, 2]
     assert all(np.isfinite(row["loss"]) and row["loss_scale"] > 0 for row in history)
@@ -155,6 +167,6 @@ def test_cifar_spec_runs_mirrored_in_mixed_precision_on_synthetic_data(tmp_path)
 @pytest.mark.gpu
 def test_cifar_on_a_gpu_compiles_the_step_and_trains_in_float16(tmp_path):
     """On a GPU, `jit_compile: auto` compiles the convolutional step and float16 runs fast."""
-    _, _, history, out = _harness(ROOT / "generated" / "cifar.py", tmp_path, "gpu", "--synthetic", "--epochs", "2")
+    _, _, history, _out = _harness(ROOT / "generated" / "cifar.py", tmp_path, "gpu", "--synthetic", "--epochs", "2")
     assert history[-1]["loss"] < history[0]["loss"]
     assert all(row["loss_scale"] > 0 for row in history)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import base_spec, load_module, read_history
 
 pytestmark = pytest.mark.slow
@@ -23,16 +22,24 @@ def test_tfrecord_source_with_feature_description(build_spec, tmp_path):
         for _ in range(96):
             features = rng.random(8).astype("float32")
             label = int(features[0] > 0.5)
-            example = tf.train.Example(features=tf.train.Features(feature={
-                "features": tf.train.Feature(float_list=tf.train.FloatList(value=features)),
-                "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
-                "ignored": tf.train.Feature(int64_list=tf.train.Int64List(value=[7])),
-            }))
+            example = tf.train.Example(
+                features=tf.train.Features(
+                    feature={
+                        "features": tf.train.Feature(float_list=tf.train.FloatList(value=features)),
+                        "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
+                        "ignored": tf.train.Feature(int64_list=tf.train.Int64List(value=[7])),
+                    }
+                )
+            )
             writer.write(example.SerializeToString())
-    source = {"type": "tfrecord", "files": str(tmp_path / "*.tfrecord"),
-              "features": {"features": {"shape": [8]}, "label": {"shape": [], "dtype": "int64"}}}
-    spec = base_spec(data={"train": {"source": source, "batch_size": 16, "cache": True},
-                           "validation": {"source": source}})
+    source = {
+        "type": "tfrecord",
+        "files": str(tmp_path / "*.tfrecord"),
+        "features": {"features": {"shape": [8]}, "label": {"shape": [], "dtype": "int64"}},
+    }
+    spec = base_spec(
+        data={"train": {"source": source, "batch_size": 16, "cache": True}, "validation": {"source": source}}
+    )
     module = load_module(build_spec(spec))
     train_ds, _ = module.build_datasets()
     features, targets = next(iter(train_ds))
@@ -52,10 +59,15 @@ def test_python_source_returning_a_dataset_and_dicts(build_spec, tmp_path, monke
         "    return tf.data.Dataset.from_tensor_slices((x['features'].astype('float32'), y['label'].astype('int32')))\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    spec = base_spec(data={
-        "train": {"source": {"type": "python", "function": "my_data:arrays", "kwargs": {"n": 128}}, "batch_size": 32},
-        "validation": {"source": {"type": "python", "function": "my_data:dataset", "kwargs": {"n": 40}}},
-    })
+    spec = base_spec(
+        data={
+            "train": {
+                "source": {"type": "python", "function": "my_data:arrays", "kwargs": {"n": 128}},
+                "batch_size": 32,
+            },
+            "validation": {"source": {"type": "python", "function": "my_data:dataset", "kwargs": {"n": 40}}},
+        }
+    )
     module = load_module(build_spec(spec))
     train_ds, validation_ds = module.build_datasets()
     assert sum(1 for _ in train_ds) == 4
@@ -72,7 +84,9 @@ def test_npz_with_a_key_per_name_and_shape_check(build_spec, tmp_path, monkeypat
     assert len(_run(module, tmp_path, "--epochs", "1")) == 1
     bad = {**source, "x": {"features": "wrong"}}
     module = load_module(build_spec(base_spec(data={"train": {"source": bad, "batch_size": 16}}), stem="bad"))
-    with pytest.raises(module.rt.UserError, match=r"d\.npz: inputs\.features has examples of shape \(5,\), the spec declares \(8,\)"):
+    with pytest.raises(
+        module.rt.UserError, match=r"d\.npz: inputs\.features has examples of shape \(5,\), the spec declares \(8,\)"
+    ):
         module.build_datasets()
 
 
@@ -92,7 +106,7 @@ def test_preprocess_applies_everywhere_and_augment_to_training_only(build_spec, 
     flipped = 0
     for i, (features, _) in enumerate(train_ds):
         batch = features["image"].numpy()
-        raw = raw_train[0]["image"][i * 32:(i + 1) * 32] * 10.0
+        raw = raw_train[0]["image"][i * 32 : (i + 1) * 32] * 10.0
         same = np.isclose(batch, raw).all(axis=(1, 2, 3))
         mirrored = np.isclose(batch, raw[:, :, ::-1]).all(axis=(1, 2, 3))
         assert (same | mirrored).all()
@@ -112,17 +126,29 @@ def test_builder_model_and_two_outputs_with_weights(build_spec, tmp_path, monkey
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     spec = base_spec(
-        model={"inputs": {"a": {"shape": [4]}, "b": {"shape": [2]}}, "builder": "my_models:build", "kwargs": {"width": 8}},
+        model={
+            "inputs": {"a": {"shape": [4]}, "b": {"shape": [2]}},
+            "builder": "my_models:build",
+            "kwargs": {"width": 8},
+        },
         targets={"kind": {"dtype": "int32", "classes": 2}, "size": {"shape": [1]}},
-        losses={"kind": {"type": "SparseCategoricalCrossentropy", "from_logits": True},
-                "size": {"type": "MeanSquaredError", "weight": 0.5}},
+        losses={
+            "kind": {"type": "SparseCategoricalCrossentropy", "from_logits": True},
+            "size": {"type": "MeanSquaredError", "weight": 0.5},
+        },
         metrics={"kind": ["SparseCategoricalAccuracy"], "size": ["MeanAbsoluteError"]},
     )
     module = load_module(build_spec(spec))
     history = _run(module, tmp_path, "--epochs", "2")
     row = history[-1]
-    assert {"kind_loss", "size_loss", "kind_sparse_categorical_accuracy", "size_mean_absolute_error",
-            "val_kind_loss", "val_size_loss"} <= set(row)
+    assert {
+        "kind_loss",
+        "size_loss",
+        "kind_sparse_categorical_accuracy",
+        "size_mean_absolute_error",
+        "val_kind_loss",
+        "val_size_loss",
+    } <= set(row)
     # The total is the weighted sum of the heads' losses (no regularizers in this model).
     assert row["val_loss"] == pytest.approx(row["val_kind_loss"] + 0.5 * row["val_size_loss"], rel=1e-5)
     assert read_history(tmp_path / "run") == history
@@ -133,9 +159,11 @@ def test_mask_target_loss_is_averaged_per_example(build_spec, tmp_path):
     import keras
 
     spec = base_spec(
-        model={"inputs": {"image": {"shape": [8, 8, 3]}},
-               "layers": [{"type": "Conv2D", "filters": 4, "kernel_size": 3, "padding": "same"}],
-               "outputs": {"mask": [{"type": "Conv2D", "filters": 1, "kernel_size": 1}]}},
+        model={
+            "inputs": {"image": {"shape": [8, 8, 3]}},
+            "layers": [{"type": "Conv2D", "filters": 4, "kernel_size": 3, "padding": "same"}],
+            "outputs": {"mask": [{"type": "Conv2D", "filters": 1, "kernel_size": 1}]},
+        },
         targets={"mask": {"shape": [8, 8, 1], "classes": 2}},
         losses={"mask": {"type": "BinaryCrossentropy", "from_logits": True}},
         metrics={},

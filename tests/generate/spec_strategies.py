@@ -104,14 +104,24 @@ def target(draw, width: int, *, free: bool) -> dict:
     elif kind == "binary":
         spec = {"shape": [1], "dtype": "float32", "classes": 2}
         loss = {"type": "BinaryCrossentropy", "from_logits": True}
-        metrics = draw(st.sampled_from([[{"type": "BinaryAccuracy", "threshold": 0.0}], [{"type": "AUC", "from_logits": True}]]))
+        metrics = draw(
+            st.sampled_from([[{"type": "BinaryAccuracy", "threshold": 0.0}], [{"type": "AUC", "from_logits": True}]])
+        )
         final = [{"type": "Dense", "units": 1}]
     elif kind == "regression":
         units = draw(st.integers(1, 3)) if free else width
         spec = {"shape": [units], "dtype": "float32"}
         loss = {"type": draw(st.sampled_from(["MeanSquaredError", "MeanAbsoluteError", "Huber"]))}
-        metrics = draw(st.sampled_from([[], ["MeanAbsoluteError"], ["RootMeanSquaredError", "MeanSquaredError"],
-                                        [{"type": "MeanAbsoluteError", "name": "mae"}]]))
+        metrics = draw(
+            st.sampled_from(
+                [
+                    [],
+                    ["MeanAbsoluteError"],
+                    ["RootMeanSquaredError", "MeanSquaredError"],
+                    [{"type": "MeanAbsoluteError", "name": "mae"}],
+                ]
+            )
+        )
         final = [{"type": "Dense", "units": units}]
     else:  # a rank-2 target: the loss is averaged over both axes per example
         rows, columns = draw(st.integers(2, 3)), draw(st.integers(1, 2))
@@ -166,7 +176,11 @@ def layer_model(draw) -> dict:
             metrics[output] = drawn["metrics"]
     if not trunk and not any(outputs.values()):  # a model with no layers is refused: nothing to train
         trunk = [{"type": "Dense", "units": width}]
-    model = {"inputs": inputs, "layers": trunk, "outputs": outputs} if trunk or draw(st.booleans()) else {"inputs": inputs, "outputs": outputs}
+    model = (
+        {"inputs": inputs, "layers": trunk, "outputs": outputs}
+        if trunk or draw(st.booleans())
+        else {"inputs": inputs, "outputs": outputs}
+    )
     return {"model": model, "targets": targets, "losses": losses, "metrics": metrics, "family": family}
 
 
@@ -208,6 +222,7 @@ def source(draw, inputs: dict, targets: dict, *, examples: int, array_only: bool
     if kind == "synthetic":
         return {"type": "synthetic", "examples": examples}
     if kind == "npz":
+
         def arrays(names: dict, single: str) -> Any:
             if len(names) == 1 and draw(st.booleans()):
                 return single
@@ -219,10 +234,15 @@ def source(draw, inputs: dict, targets: dict, *, examples: int, array_only: bool
         found = {"type": "python", "function": "drawn_data.arrays:load"}
         return found | ({"kwargs": kwargs} if kwargs else {})
     if kind == "keras":
-        return {"type": "keras", "dataset": draw(st.sampled_from(["mnist", "boston_housing"])),
-                "split": draw(st.sampled_from(["train", "test"]))}
-    features = {name: {"shape": item["shape"], "dtype": feature_dtype(item.get("dtype", "float32"))}
-                for name, item in {**inputs, **targets}.items()}
+        return {
+            "type": "keras",
+            "dataset": draw(st.sampled_from(["mnist", "boston_housing"])),
+            "split": draw(st.sampled_from(["train", "test"])),
+        }
+    features = {
+        name: {"shape": item["shape"], "dtype": feature_dtype(item.get("dtype", "float32"))}
+        for name, item in {**inputs, **targets}.items()
+    }
     found = {"type": "tfrecord", "files": "data/drawn-*.tfrecord", "features": features}
     compression = draw(st.sampled_from([None, "GZIP", "ZLIB"]))
     return found | ({"compression": compression} if compression else {})
@@ -265,9 +285,13 @@ def data(draw, drawn: dict, batch_size: int) -> dict:
             flip = {"type": "RandomFlip", "mode": "horizontal"}
             train["augment"] = [flip if drawn["family"] == "image" and draw(st.booleans()) else noise]
     in_memory = draw(st.sampled_from(["auto", "auto", True, False]))
-    blocked = (train["source"]["type"] == "tfrecord" or not train.get("drop_remainder", True)
-               or train.get("cache", False) is not False or "padded_batch" in train
-               or "bucket_by_sequence_length" in train)
+    blocked = (
+        train["source"]["type"] == "tfrecord"
+        or not train.get("drop_remainder", True)
+        or train.get("cache", False) is not False
+        or "padded_batch" in train
+        or "bucket_by_sequence_length" in train
+    )
     if in_memory != "auto" and not (in_memory is True and blocked):
         train["in_memory"] = in_memory
     spec: dict[str, Any] = {"train": train}
@@ -321,11 +345,15 @@ def optimizer(draw, multi_replica: bool) -> dict:
     if rate == "number":
         found["learning_rate"] = draw(st.sampled_from([0.01, 0.001, 0.05]))
     elif rate == "schedule":
-        found["learning_rate"] = draw(st.sampled_from([
-            {"type": "ExponentialDecay", "initial_learning_rate": 0.01, "decay_steps": 10, "decay_rate": 0.9},
-            {"type": "CosineDecay", "initial_learning_rate": 0.01, "decay_steps": 20},
-            {"type": "PiecewiseConstantDecay", "boundaries": [5, 10], "values": [0.01, 0.005, 0.001]},
-        ]))
+        found["learning_rate"] = draw(
+            st.sampled_from(
+                [
+                    {"type": "ExponentialDecay", "initial_learning_rate": 0.01, "decay_steps": 10, "decay_rate": 0.9},
+                    {"type": "CosineDecay", "initial_learning_rate": 0.01, "decay_steps": 20},
+                    {"type": "PiecewiseConstantDecay", "boundaries": [5, 10], "values": [0.01, 0.005, 0.001]},
+                ]
+            )
+        )
     if kind == "SGD" and draw(st.booleans()):
         found["momentum"] = 0.9
     if not multi_replica and not draw(st.integers(0, 5)):
@@ -359,14 +387,23 @@ def monitor_mode(draw, keys: list[str]) -> dict:
 
 
 @st.composite
-def train(draw, keys: list[str], *, bucketed: bool, lookups: bool, checks: bool, jit_allowed: bool,
-          rate_written: bool) -> dict:
+def train(
+    draw, keys: list[str], *, bucketed: bool, lookups: bool, checks: bool, jit_allowed: bool, rate_written: bool
+) -> dict:
     found: dict[str, Any] = {"epochs": draw(st.integers(1, 3))}
     if not draw(st.integers(0, 2)):
-        found["early_stopping"] = monitor_mode(draw, keys) | draw(st.fixed_dictionaries({}, optional={
-            "patience": st.integers(0, 3), "min_delta": st.sampled_from([0.0, 0.01]),
-            "baseline": st.sampled_from([None, 0.5]), "restore_best_weights": st.booleans(),
-            "start_from_epoch": st.integers(0, 2)}))
+        found["early_stopping"] = monitor_mode(draw, keys) | draw(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "patience": st.integers(0, 3),
+                    "min_delta": st.sampled_from([0.0, 0.01]),
+                    "baseline": st.sampled_from([None, 0.5]),
+                    "restore_best_weights": st.booleans(),
+                    "start_from_epoch": st.integers(0, 2),
+                },
+            )
+        )
     if not draw(st.integers(0, 2)):
         found["gradient_clipping"] = {draw(st.sampled_from(["global_norm", "norm", "value"])): draw(finite(0.5, 5.0))}
     if not bucketed and not draw(st.integers(0, 2)):
@@ -374,14 +411,30 @@ def train(draw, keys: list[str], *, bucketed: bool, lookups: bool, checks: bool,
     if rate_written and not draw(st.integers(0, 2)):
         found["warmup"] = {"steps": draw(st.integers(1, 10))} | ({"initial": 0.001} if draw(st.booleans()) else {})
     if rate_written and not draw(st.integers(0, 2)):
-        found["reduce_on_plateau"] = monitor_mode(draw, keys) | draw(st.fixed_dictionaries({}, optional={
-            "factor": st.sampled_from([0.1, 0.5]), "patience": st.integers(0, 3), "min_delta": st.sampled_from([0.0, 0.001]),
-            "cooldown": st.integers(0, 2), "min_lr": st.sampled_from([0.0, 1e-5])}))
-    found |= draw(st.fixed_dictionaries({}, optional={
-        "validation_every": st.integers(1, 2), "validation_steps": st.integers(1, 3),
-        "allow_unused_variables": st.booleans(), "on_nonfinite": st.sampled_from(["stop", "skip"]),
-        "steps_per_execution": st.sampled_from(["auto", 1, 2, 5]),
-    }))
+        found["reduce_on_plateau"] = monitor_mode(draw, keys) | draw(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "factor": st.sampled_from([0.1, 0.5]),
+                    "patience": st.integers(0, 3),
+                    "min_delta": st.sampled_from([0.0, 0.001]),
+                    "cooldown": st.integers(0, 2),
+                    "min_lr": st.sampled_from([0.0, 1e-5]),
+                },
+            )
+        )
+    found |= draw(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "validation_every": st.integers(1, 2),
+                "validation_steps": st.integers(1, 3),
+                "allow_unused_variables": st.booleans(),
+                "on_nonfinite": st.sampled_from(["stop", "skip"]),
+                "steps_per_execution": st.sampled_from(["auto", 1, 2, 5]),
+            },
+        )
+    )
     jit = ["auto", False] + ([True] if jit_allowed and not lookups and not checks else [])
     if draw(st.booleans()):
         found["jit_compile"] = draw(st.sampled_from(jit))
@@ -398,18 +451,32 @@ def checkpoint(draw, keys: list[str]) -> dict:
         found["every_steps"] = draw(st.integers(1, 5))
     if not draw(st.integers(0, 2)):
         found["keep_best"] = monitor_mode(draw, keys)
-    return found | draw(st.fixed_dictionaries({}, optional={
-        "keep": st.integers(1, 4), "resume": st.sampled_from(["auto", "never"]),
-        "export": st.sampled_from([[], ["keras"], ["saved_model"], ["keras", "saved_model"]]),
-    }))
+    return found | draw(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "keep": st.integers(1, 4),
+                "resume": st.sampled_from(["auto", "never"]),
+                "export": st.sampled_from([[], ["keras"], ["saved_model"], ["keras", "saved_model"]]),
+            },
+        )
+    )
 
 
 @st.composite
 def logging(draw) -> dict:
-    return draw(st.fixed_dictionaries({}, optional={
-        "tensorboard": st.booleans(), "every_steps": st.integers(1, 10),
-        "profile": st.builds(lambda start, steps: {"start_step": start, "steps": steps}, st.integers(1, 3), st.integers(1, 2)),
-    }))
+    return draw(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "tensorboard": st.booleans(),
+                "every_steps": st.integers(1, 10),
+                "profile": st.builds(
+                    lambda start, steps: {"start_step": start, "steps": steps}, st.integers(1, 3), st.integers(1, 2)
+                ),
+            },
+        )
+    )
 
 
 @st.composite
@@ -444,10 +511,16 @@ def specs(draw) -> dict:
     keys = history_keys(drawn, validated, weighting)
     checks = draw(st.integers(0, 5)) == 0
     lookups = False  # the drawn models have no hash-table lookup layers
-    spec["train"] = draw(train(
-        keys, bucketed="bucket_by_sequence_length" in spec["data"]["train"], lookups=lookups, checks=checks,
-        jit_allowed=kind in ("default", "one_device"), rate_written="learning_rate" in spec["optimizer"],
-    ))
+    spec["train"] = draw(
+        train(
+            keys,
+            bucketed="bucket_by_sequence_length" in spec["data"]["train"],
+            lookups=lookups,
+            checks=checks,
+            jit_allowed=kind in ("default", "one_device"),
+            rate_written="learning_rate" in spec["optimizer"],
+        )
+    )
     found = draw(checkpoint(keys))
     if found:
         spec["checkpoint"] = found

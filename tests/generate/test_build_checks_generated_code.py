@@ -5,13 +5,11 @@ crashing script are built and trained by tests/generate/test_spec_space.py.)"""
 
 from __future__ import annotations
 
-
-
 from conftest import ROOT, snapshot
-from tfgen.generate import plan
-from tfgen.cli import main
-from tfgen.generate.selfcheck import problems
 
+from tfgen.cli import main
+from tfgen.generate import plan
+from tfgen.generate.selfcheck import problems
 
 
 def break_the_heads(monkeypatch):

@@ -23,8 +23,15 @@ def _limited() -> None:
 
 
 def _tfgen(project, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tfgen", *args], cwd=project, capture_output=True, text=True,
-                          timeout=LIMIT_SECONDS, preexec_fn=_limited, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "tfgen", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=LIMIT_SECONDS,
+        preexec_fn=_limited,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -70,7 +77,9 @@ def test_build_refuses_to_replace_it_and_changes_nothing(project, kind):
     assert result.stderr == f"tfgen: error: gen/small.py: cannot write the generated file: {why}; no file was changed\n"
     after = target.lstat()
     assert (after.st_mode, after.st_ino, after.st_size) == (before.st_mode, before.st_ino, before.st_size)
-    assert {p.name: p.read_bytes() for p in (project / "gen" / "tfgen_runtime").iterdir()} == runtime  # no temporary left
+    assert {
+        p.name: p.read_bytes() for p in (project / "gen" / "tfgen_runtime").iterdir()
+    } == runtime  # no temporary left
     assert sorted(os.listdir(project / "gen")) == ["small.py", "tfgen_runtime"]
 
 

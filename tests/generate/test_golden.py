@@ -9,8 +9,8 @@ import sys
 
 import black
 import pytest
-
 from conftest import ROOT, SPECS, import_blocker, run_tfgen
+
 from tfgen import __version__
 from tfgen.generate.build import HASH_LINE, plan_targets
 from tfgen.generate.render import BLACK_MODE, RUNTIME_DIR, runtime_files
@@ -32,7 +32,9 @@ def test_support_package_is_committed_and_built_once_for_all_specs():
     targets = plan_targets([s.relative_to(ROOT) for s in SPECS], ROOT / "generated")
     runtimes = [t for t in targets if t.spec is None]
     assert [t.output.relative_to(ROOT / "generated").as_posix() for t in runtimes] == runtime_files()
-    committed = sorted(p.relative_to(ROOT / "generated").as_posix() for p in (ROOT / "generated" / RUNTIME_DIR).glob("*.py"))
+    committed = sorted(
+        p.relative_to(ROOT / "generated").as_posix() for p in (ROOT / "generated" / RUNTIME_DIR).glob("*.py")
+    )
     assert committed == runtime_files()  # no file of an older build left in it
     for target in runtimes:
         assert target.text == target.output.read_text()
@@ -56,7 +58,9 @@ def _stock_tool(tmp_path, *command):
     copy = tmp_path / "generated"
     shutil.copytree(ROOT / "generated", copy)
     (tmp_path / "pyproject.toml").write_text("")  # stop config discovery above tmp_path
-    return subprocess.run([sys.executable, "-m", *command, str(copy)], cwd=tmp_path, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", *command, str(copy)], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
 
 
 def test_stock_black_check_accepts_generated_files(tmp_path):
@@ -78,7 +82,7 @@ def test_header_and_made_by_name_spec_version_and_hash_without_timestamp_or_abso
         values = {n.targets[0].id: n.value for n in ast.parse(text).body if isinstance(n, ast.Assign)}
         sha256 = ast.literal_eval(values["SPEC_SHA256"])
         assert len(sha256) == 64 and HASH_LINE.findall(text) == [sha256]  # the one line tfgen check reads
-        made_by = dict(zip([k.value for k in values["MADE_BY"].keys], values["MADE_BY"].values))
+        made_by = dict(zip([k.value for k in values["MADE_BY"].keys], values["MADE_BY"].values, strict=False))
         assert ast.literal_eval(made_by["spec"]) == f"specs/{spec.stem}.yaml"
         assert ast.literal_eval(made_by["tfgen"]) == __version__
         assert made_by["spec_sha256"].id == "SPEC_SHA256"
@@ -102,7 +106,9 @@ def test_build_never_imports_tensorflow(tmp_path):
     env = import_blocker(tmp_path / "blocker")
     result = run_tfgen("build", *[str(s.relative_to(ROOT)) for s in SPECS], "--out", str(tmp_path / "out"), env=env)
     assert result.returncode == 0, result.stderr
-    probe = subprocess.run([sys.executable, "-c", "import tensorflow"], env=env, capture_output=True, text=True)
+    probe = subprocess.run(
+        [sys.executable, "-c", "import tensorflow"], env=env, capture_output=True, text=True, check=False
+    )
     assert "blocked" in probe.stderr  # the blocker really blocks
 
 
@@ -124,7 +130,8 @@ def test_check_and_diff_name_each_missing_or_hand_edited_support_file(tmp_path):
     assert result.returncode == 1
     assert sorted(line.split("; run `tfgen build")[0] for line in result.stderr.strip().splitlines()) == [
         f"gen/{RUNTIME_DIR}/data.py: hand-edited or made by another tfgen version",
-        f"gen/{RUNTIME_DIR}/signals.py: missing"]
+        f"gen/{RUNTIME_DIR}/signals.py: missing",
+    ]
     diff = run_tfgen("diff", "small.yaml", "--out", "gen", cwd=tmp_path)
     assert diff.returncode == 1
     assert f"--- a/gen/{RUNTIME_DIR}/data.py\n" in diff.stdout and '+WHAT = ("input", "target")\n' in diff.stdout
@@ -144,6 +151,8 @@ def test_a_support_module_left_by_an_older_build_is_not_what_scripts_import(tmp_
     """An older build wrote one tfgen_runtime.py; beside the package Python imports the package."""
     _small_build(tmp_path)
     (tmp_path / "gen" / "tfgen_runtime.py").write_text("raise ImportError('the old single-file runtime')\n")
-    probe = subprocess.run([sys.executable, "gen/small.py", "--help"], cwd=tmp_path, capture_output=True, text=True)
+    probe = subprocess.run(
+        [sys.executable, "gen/small.py", "--help"], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
     assert probe.returncode == 0, probe.stderr
     assert run_tfgen("check", "small.yaml", "--out", "gen", cwd=tmp_path).returncode == 0

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import yaml
-
 from conftest import ROOT, base_spec, load_module
-from tfgen.paths import display_path
+
 from tfgen.generate.decisions import Jit, Placement
 from tfgen.generate.plan import make_view
 from tfgen.generate.views import Batching, ClipKind, Clipping, LossTotal, StrategyKind, TrackerArgs, Weighting
+from tfgen.paths import display_path
 from tfgen.spec.resolve import resolve
 from tfgen.spec.validate import validate
 
@@ -49,12 +49,13 @@ def test_multitask_and_sequences_views():
 def test_a_data_module_named_like_a_script_function_does_not_shadow_it(build_spec, tmp_path, monkeypatch):
     """Issue 10's bug: `load_data:get` validated, built, and `def load_data` shadowed the import."""
     (tmp_path / "load_data.py").write_text(
-        "import numpy as np\n\n\ndef get():\n"
-        "    return np.ones((64, 8), 'float32'), np.arange(64) % 3\n"
+        "import numpy as np\n\n\ndef get():\n    return np.ones((64, 8), 'float32'), np.arange(64) % 3\n"
     )
     spec = base_spec()
-    spec["data"] = {"train": {"source": {"type": "python", "function": "load_data:get"}, "batch_size": 32},
-                    "validation_split": 0.25}
+    spec["data"] = {
+        "train": {"source": {"type": "python", "function": "load_data:get"}, "batch_size": 32},
+        "validation_split": 0.25,
+    }
     script = build_spec(spec)
     assert "import load_data" not in script.read_text()
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -11,8 +11,8 @@ import ast
 
 import black
 import pytest
-
 from conftest import ROOT, SPECS
+
 from tfgen import __version__
 from tfgen.generate.plan import SCRIPT_NAMES
 from tfgen.generate.render import BLACK_MODE, RUNTIME_DIR
@@ -63,8 +63,16 @@ def test_digits_stays_under_its_ceiling():
 
 def test_the_support_package_has_one_file_per_concern():
     names = {path.name for path in RUNTIME}
-    assert {"__init__.py", "cli.py", "run_dir.py", "data.py", "trainer.py", "checkpoint.py", "trackers.py",
-            "signals.py"} <= names
+    assert {
+        "__init__.py",
+        "cli.py",
+        "run_dir.py",
+        "data.py",
+        "trainer.py",
+        "checkpoint.py",
+        "trackers.py",
+        "signals.py",
+    } <= names
     templates = sorted(path.name for path in (TEMPLATES / RUNTIME_DIR).glob("*.py"))
     assert templates == sorted(names)
 
@@ -103,7 +111,8 @@ def test_support_package_has_one_statement_per_line_and_no_bare_expressions(path
             assert not packed, f"{path.name} line {node.lineno}: two assignments in one"
         if isinstance(node, ast.Expr):
             plain = isinstance(node.value, ast.Call) or (
-                isinstance(node.value, ast.Constant) and isinstance(node.value.value, str))
+                isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+            )
             assert plain, f"{path.name} line {node.lineno}: an expression as a statement"
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Call):
             assert getattr(node.value.func, "id", None) != "print", f"{path.name} line {node.lineno}"

@@ -15,9 +15,9 @@ from conftest import ROOT
 from hypothesis import given, note, reject, settings
 from spec_strategies import BUILDER_MODULE, BUILDER_SOURCE, specs, trainable
 
-from tfgen.generate.build import plan_targets, write_files
 from tfgen.cli import main
 from tfgen.errors import SpecError
+from tfgen.generate.build import plan_targets, write_files
 from tfgen.lint import lint_paths, lint_source
 
 # About 0.7 s of CPU a draw (the build, whose black pass is most of it, lint, the rebuild in other
@@ -40,8 +40,15 @@ def as_yaml(spec: dict) -> str:
 
 
 def run_tool(*command: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", *command], check=False, cwd=cwd, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", *command],
+        check=False,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def offending(output: str, scripts: dict[str, dict]) -> str:
@@ -67,10 +74,15 @@ def rebuild_elsewhere(spec_paths: list[Path], out: Path) -> None:
     (set and dict orders that depend on them would show as different bytes)."""
     halves = [spec_paths[::2], spec_paths[1::2]]
     running = [
-        subprocess.Popen([sys.executable, "-m", "tfgen", "build", *map(str, half), "--out", str(out)],
-                         env={**os.environ, "PYTHONHASHSEED": str(seed)}, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True)
-        for seed, half in enumerate(halves, start=1) if half
+        subprocess.Popen(
+            [sys.executable, "-m", "tfgen", "build", *map(str, half), "--out", str(out)],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for seed, half in enumerate(halves, start=1)
+        if half
     ]
     for process in running:
         output, _ = process.communicate(timeout=300)
@@ -127,11 +139,13 @@ def test_every_regression_spec_builds_clean_under_black_and_ruff(tmp_path):
     for spec_path in REGRESSION_SPECS:
         targets = plan_targets([spec_path], tmp_path)
         for target in targets:
+            target.output.parent.mkdir(parents=True, exist_ok=True)
             target.output.write_text(target.text)
         scripts[f"{spec_path.stem}.py"] = yaml.safe_load(spec_path.read_text())
     check_with_tools(tmp_path, scripts)
     findings, errors, files = lint_paths([str(tmp_path)])
-    assert (findings, errors, files) == ([], [], len(REGRESSION_SPECS) + 1)
+    runtime_files = len(list((tmp_path / "tfgen_runtime").glob("*.py")))
+    assert (findings, errors, files) == ([], [], len(REGRESSION_SPECS) + runtime_files)
 
 
 @pytest.mark.parametrize("stem", ["keras", "json", "numpy"])
@@ -169,7 +183,7 @@ def sample_specs(count: int) -> list[dict]:
         found.append(spec)
 
     collect()
-    return found[spread - 1::spread][:count]
+    return found[spread - 1 :: spread][:count]
 
 
 @pytest.mark.slow
@@ -183,8 +197,11 @@ def test_a_sample_of_drawn_specs_trains_and_resumes(tmp_path):
         path.write_text(as_yaml(spec))
         paths.append(path)
     result = smoke(paths, tmp_path)
-    shown = "\n".join(f"--- {path.name}:\n{path.read_text()}" for path in paths
-                      if f"FAIL {path.name}" in result.stdout or path.name in result.stderr)
+    shown = "\n".join(
+        f"--- {path.name}:\n{path.read_text()}"
+        for path in paths
+        if f"FAIL {path.name}" in result.stdout or path.name in result.stderr
+    )
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{shown}"
 
 
@@ -204,10 +221,23 @@ def test_a_model_without_weights_stops_with_one_line(tmp_path):
     spec_path = tmp_path / "weightless.yaml"
     spec_path.write_text(as_yaml(spec))
     write_files([(target.output, target.text) for target in plan_targets([spec_path], tmp_path / "generated")])
-    result = subprocess.run([sys.executable, str(tmp_path / "generated" / "weightless.py"), "--synthetic",
-                             "--output-dir", str(tmp_path / "run")], check=False, capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "-1"})
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(tmp_path / "generated" / "weightless.py"),
+            "--synthetic",
+            "--output-dir",
+            str(tmp_path / "run"),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "-1"},
+    )
     assert result.returncode == 1
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert errors == ["error: the model `no_validation` has no trainable weights: add a layer that has some, such as Dense"]
+    assert errors == [
+        "error: the model `no_validation` has no trainable weights: add a layer that has some, such as Dense"
+    ]
     assert "Traceback" not in result.stderr

@@ -11,12 +11,12 @@ import jinja2
 import jinja2.meta
 import pytest
 import yaml
-
 from conftest import ROOT, SPECS, base_spec
+
 from tfgen.generate import views
-from tfgen.paths import display_path
 from tfgen.generate.decisions import Jit
 from tfgen.generate.render import environment, render, templates_dir
+from tfgen.paths import display_path
 from tfgen.spec.resolve import resolve
 from tfgen.spec.validate import validate
 
@@ -82,8 +82,11 @@ def test_templates_never_decide_on_strings(path):
     for number, line in enumerate(path.read_text().splitlines(), start=1):
         for match in JINJA_TAG.finditer(line):
             inside = match.group(1) or match.group(2) or ""
-            found += [f"{path.name}:{number}: {what}: {line.strip()}"
-                      for what, pattern in STRING_DECISIONS.items() if pattern.search(inside)]
+            found += [
+                f"{path.name}:{number}: {what}: {line.strip()}"
+                for what, pattern in STRING_DECISIONS.items()
+                if pattern.search(inside)
+            ]
     assert not found, "\n".join(found)
 
 

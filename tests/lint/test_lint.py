@@ -73,22 +73,28 @@ def test_every_rule_has_a_fixture_with_its_bad_and_its_fixed_form():
 
 
 def test_batch_before_a_per_example_map_is_not_flagged():
-    assert _codes("""
+    assert (
+        _codes("""
         ds = tf.data.Dataset.from_tensor_slices(x).shuffle(100).batch(32).map(lambda b: b / 255.0)
         ds = ds.prefetch(tf.data.AUTOTUNE)
-        """) == []
+        """)
+        == []
+    )
 
 
 def test_quiet_when_it_cannot_see():
     # A pipeline from another function, a step it cannot resolve, no visible strategy: no findings.
-    assert _codes("""
+    assert (
+        _codes("""
         ds = make_dataset()
         for x in ds:
             loss = train_step(x)
             losses.append(loss)
         model = keras.Sequential([])
         opt = keras.optimizers.SGD(clipnorm=1.0)
-        """) == []
+        """)
+        == []
+    )
 
 
 def test_finding_format_and_message_say_why_and_what_instead():
@@ -158,7 +164,8 @@ def test_the_documented_rule_table_is_the_registry():
     page = (ROOT / "docs" / "lint.md").read_text()
     assert readme_table(page) == rule_table(), (
         "docs/lint.md's rule table is stale; regenerate it with: python -c \"from pathlib import Path; "
-        "from tfgen.lint.report import with_rule_table as w; p = Path('docs/lint.md'); p.write_text(w(p.read_text()))\"")
+        "from tfgen.lint.report import with_rule_table as w; p = Path('docs/lint.md'); p.write_text(w(p.read_text()))\""
+    )
     assert rule_table().count("\n| TFG") == len(RULES)
 
 
@@ -199,8 +206,9 @@ def test_lint_never_imports_tensorflow(tmp_path):
     result = run_tfgen("lint", "generated", str(bad), env=env)
     assert result.returncode == 1, result.stderr
     assert "TFG001" in result.stdout and "blocked" not in result.stderr
-    probe = subprocess.run([sys.executable, "-c", "import tensorflow"], env=env, capture_output=True, text=True,
-                           check=False)
+    probe = subprocess.run(
+        [sys.executable, "-c", "import tensorflow"], env=env, capture_output=True, text=True, check=False
+    )
     assert "blocked" in probe.stderr
 
 
@@ -249,8 +257,10 @@ def test_select_and_ignore(tmp_path, capsys):
 
 def test_inline_ignore(tmp_path, capsys):
     bad = tmp_path / "bad.py"
-    bad.write_text(HEAD + "@tf.function\ndef f(x):\n    print(x)  # tfgen: ignore[TFG002]\n"
-                   "    return x.numpy()  # tfgen: ignore[TFG001, TFG003]\n")
+    bad.write_text(
+        HEAD + "@tf.function\ndef f(x):\n    print(x)  # tfgen: ignore[TFG002]\n"
+        "    return x.numpy()  # tfgen: ignore[TFG001, TFG003]\n"
+    )
     assert _run(capsys, bad)[0] == 0
     bad.write_text(HEAD + "@tf.function\ndef f(x):\n    print(x)  # tfgen: ignore[TFG003]\n")
     assert _run(capsys, bad)[0] == 1

@@ -35,16 +35,23 @@ def _lint(capsys, *paths):
 
 
 def _limit_memory():
-    gib = 1024 ** 3
+    gib = 1024**3
     resource.setrlimit(resource.RLIMIT_AS, (2 * gib, 2 * gib))
 
 
 def _lint_subprocess(*paths, prefix=(), memory_limit=False) -> subprocess.CompletedProcess:
     """The real command line, bounded in time (and memory), so a hang or a runaway read fails the test."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([*prefix, sys.executable, "-m", "tfgen", "lint", *map(str, paths)], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=60, check=False,
-                          preexec_fn=_limit_memory if memory_limit else None)
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "tfgen", "lint", *map(str, paths)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        preexec_fn=_limit_memory if memory_limit else None,
+    )
 
 
 def test_a_fifo_named_py_is_a_located_error_not_a_hang(tmp_path):
@@ -216,14 +223,22 @@ N = 5000
 REPETITIVE = {
     "conversions": STRATEGY + "".join(f"y{i} = float(x)\n" for i in range(N)),
     "calls-after-a-strategy": STRATEGY + "".join(f"f{i % 50}()\n" for i in range(N)),
-    "appends-in-one-loop": STRATEGY + "@tf.function\ndef step(x):\n    return x\nfor b in d:\n"
+    "appends-in-one-loop": STRATEGY
+    + "@tf.function\ndef step(x):\n    return x\nfor b in d:\n"
     + "    l.append(step(b))\n" * N,
-    "one-long-pipeline": STRATEGY + "ds = tf.data.Dataset.range(1)\n" + "ds = ds.map(f)\n" * N
+    "one-long-pipeline": STRATEGY
+    + "ds = tf.data.Dataset.range(1)\n"
+    + "ds = ds.map(f)\n" * N
     + "for x in ds:\n    train_step(x)\n",
-    "persistent-tapes": STRATEGY + "def s():\n" + "".join(
+    "persistent-tapes": STRATEGY
+    + "def s():\n"
+    + "".join(
         f"    with tf.GradientTape(persistent=True) as t{i}:\n        l = m(x)\n    g = t{i}.gradient(l, v)\n"
-        "    o.apply_gradients(g)\n" for i in range(N // 4)),
-    "regularization-reads": STRATEGY + "def step(x):\n    with tf.GradientTape() as tape:\n        loss = f(x)\n"
+        "    o.apply_gradients(g)\n"
+        for i in range(N // 4)
+    ),
+    "regularization-reads": STRATEGY
+    + "def step(x):\n    with tf.GradientTape() as tape:\n        loss = f(x)\n"
     + "".join(f"        r{i} = model.losses\n        loss = loss + r{i}\n" for i in range(N // 2))
     + "    return tape.gradient(loss, v)\nstrategy.run(step, args=(1,))\n",
 }

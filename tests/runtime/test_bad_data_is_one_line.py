@@ -11,7 +11,6 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-
 from conftest import base_spec, load_runtime
 
 rt = load_runtime()
@@ -24,8 +23,15 @@ def parse(records):
 
 def run(script, tmp_path, *args):
     command = [sys.executable, str(script), "--epochs", "1", "--output-dir", str(tmp_path / "run"), *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=180, cwd=tmp_path,
-                          env={**os.environ, "CUDA_VISIBLE_DEVICES": "-1"})
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=tmp_path,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": "-1"},
+        check=False,
+    )
 
 
 def one_error_line(result) -> str:
@@ -40,16 +46,22 @@ def write_records(path, n=64, label_float=False, width=8):
     rng = np.random.default_rng(0)
     with tf.io.TFRecordWriter(str(path)) as writer:
         for index in range(n):
-            label = (tf.train.Feature(float_list=tf.train.FloatList(value=[1.0])) if label_float
-                     else tf.train.Feature(int64_list=tf.train.Int64List(value=[index % 3])))
+            label = (
+                tf.train.Feature(float_list=tf.train.FloatList(value=[1.0]))
+                if label_float
+                else tf.train.Feature(int64_list=tf.train.Int64List(value=[index % 3]))
+            )
             features = tf.train.Feature(float_list=tf.train.FloatList(value=rng.random(width)))
             example = tf.train.Example(features=tf.train.Features(feature={"features": features, "label": label}))
             writer.write(example.SerializeToString())
 
 
 def tfrecord_script(build_spec, tmp_path):
-    source = {"type": "tfrecord", "files": "data/*.tfrecord",
-              "features": {"features": {"shape": [8]}, "label": {"shape": [], "dtype": "int64"}}}
+    source = {
+        "type": "tfrecord",
+        "files": "data/*.tfrecord",
+        "features": {"features": {"shape": [8]}, "label": {"shape": [], "dtype": "int64"}},
+    }
     spec = base_spec(data={"train": {"source": source, "batch_size": 16}, "validation": {"source": source}})
     (tmp_path / "data").mkdir()
     return build_spec(spec)
@@ -79,9 +91,11 @@ def test_a_flipped_byte_and_a_garbage_file_are_one_line_each(tmp_path):
 
 @pytest.mark.parametrize(
     ("kind", "expected"),
-    [("missing", "record 3: no feature `label` (int64) in it"),
-     ("length", "record 0: feature `features`: Number of float values != expected"),
-     ("float_label", "record 0: feature `label`: Data types don't match")],
+    [
+        ("missing", "record 3: no feature `label` (int64) in it"),
+        ("length", "record 0: feature `features`: Number of float values != expected"),
+        ("float_label", "record 0: feature `label`: Data types don't match"),
+    ],
 )
 def test_records_unlike_their_description_name_the_record_and_the_feature(tmp_path, kind, expected):
     path = tmp_path / "a.tfrecord"
@@ -90,7 +104,9 @@ def test_records_unlike_their_description_name_the_record_and_the_feature(tmp_pa
         good = path.read_bytes()
         with tf.io.TFRecordWriter(str(path)) as writer:
             feature = tf.train.Feature(float_list=tf.train.FloatList(value=[0.0] * 8))
-            writer.write(tf.train.Example(features=tf.train.Features(feature={"features": feature})).SerializeToString())
+            writer.write(
+                tf.train.Example(features=tf.train.Features(feature={"features": feature})).SerializeToString()
+            )
         path.write_bytes(good + path.read_bytes())
     else:
         write_records(path, width=5 if kind == "length" else 8, label_float=kind == "float_label")
@@ -110,7 +126,11 @@ def test_the_example_count_is_printed_at_start(build_spec, tmp_path):
 
 def npz_script(build_spec, tmp_path, validation_split=None):
     data = {"train": {"source": {"type": "npz", "path": "data.npz", "x": "x", "y": "y"}, "batch_size": 16}}
-    data |= {"validation_split": validation_split} if validation_split else {"validation": base_spec()["data"]["validation"]}
+    data |= (
+        {"validation_split": validation_split}
+        if validation_split
+        else {"validation": base_spec()["data"]["validation"]}
+    )
     return build_spec(base_spec(data=data))
 
 
@@ -119,7 +139,9 @@ def npz_script(build_spec, tmp_path, validation_split=None):
 def test_a_file_that_is_not_an_npz_says_so(build_spec, tmp_path, content):
     script = npz_script(build_spec, tmp_path)
     (tmp_path / "data.npz").write_bytes(content)
-    assert one_error_line(run(script, tmp_path)) == "error: data.npz: not an .npz file (an .npz is a zip of .npy arrays)"
+    assert (
+        one_error_line(run(script, tmp_path)) == "error: data.npz: not an .npz file (an .npz is a zip of .npy arrays)"
+    )
 
 
 @pytest.mark.slow
@@ -137,7 +159,10 @@ def test_nan_in_a_validation_feature_is_refused_before_training(build_spec, tmp_
 def test_a_validation_split_that_holds_out_nothing_is_refused_before_training(build_spec, tmp_path):
     script = npz_script(build_spec, tmp_path, validation_split=0.01)
     np.savez(tmp_path / "data.npz", x=np.zeros((40, 8), "float32"), y=np.zeros(40, "int32"))
-    assert one_error_line(run(script, tmp_path)) == "error: `validation_split` 0.01 of 40 examples holds out none: raise it"
+    assert (
+        one_error_line(run(script, tmp_path))
+        == "error: `validation_split` 0.01 of 40 examples holds out none: raise it"
+    )
     assert not (tmp_path / "run" / "history.jsonl").exists()
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import base_spec, read_history, run_tfgen
 
 pytestmark = pytest.mark.slow
@@ -24,24 +23,32 @@ PREVIOUS_RUN = Path(__file__).parent / "fixtures" / "resume_v1"
 
 def _spec(checkpoint, **overrides):
     """Enough steps to be killed mid-epoch; dropout, so the RNG state matters too."""
-    spec = base_spec(**{
-        "deterministic": True,
-        "data": {"train": {"source": {"type": "synthetic", "examples": 4096}, "batch_size": 16, "shuffle": 4096},
-                 "validation": {"source": {"type": "synthetic", "examples": 64}}},
-        "model": {"inputs": {"features": {"shape": [8]}},
-                  "layers": [{"type": "Dense", "units": 64, "activation": "relu"}, {"type": "Dropout", "rate": 0.3}],
-                  "outputs": {"label": [{"type": "Dense", "units": 3}]}},
-        "train": {"epochs": 3, "steps_per_execution": 4},
-        "checkpoint": checkpoint,
-        **overrides,
-    })
+    spec = base_spec(
+        **{
+            "deterministic": True,
+            "data": {
+                "train": {"source": {"type": "synthetic", "examples": 4096}, "batch_size": 16, "shuffle": 4096},
+                "validation": {"source": {"type": "synthetic", "examples": 64}},
+            },
+            "model": {
+                "inputs": {"features": {"shape": [8]}},
+                "layers": [{"type": "Dense", "units": 64, "activation": "relu"}, {"type": "Dropout", "rate": 0.3}],
+                "outputs": {"label": [{"type": "Dense", "units": 3}]},
+            },
+            "train": {"epochs": 3, "steps_per_execution": 4},
+            "checkpoint": checkpoint,
+            **overrides,
+        }
+    )
     return spec
 
 
 def _start(script, out, weights, *extra):
     return subprocess.Popen(
         [sys.executable, HARNESS, str(script), "--weights", str(weights), "--", "--output-dir", str(out), *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
     )
 
@@ -64,12 +71,14 @@ def _weights(path):
 
 def _uninterrupted(script, tmp_path):
     process = _start(script, tmp_path / "straight", tmp_path / "straight.npz")
-    out, err = process.communicate(timeout=300)
+    _out, err = process.communicate(timeout=300)
     assert process.returncode == 0, err[-3000:]
     return _weights(tmp_path / "straight.npz"), read_history(tmp_path / "straight")
 
 
-@pytest.mark.parametrize("policy", [{"every_steps": 12, "keep": 2}, {"every_epochs": 1, "keep": 2}], ids=["every_steps", "every_epochs"])
+@pytest.mark.parametrize(
+    "policy", [{"every_steps": 12, "keep": 2}, {"every_epochs": 1, "keep": 2}], ids=["every_steps", "every_epochs"]
+)
 def test_sigkill_then_rerun_ends_with_the_uninterrupted_weights(build_spec, tmp_path, policy):
     script = build_spec(_spec(policy))
     expected, expected_history = _uninterrupted(script, tmp_path)
@@ -85,11 +94,13 @@ def test_sigkill_then_rerun_ends_with_the_uninterrupted_weights(build_spec, tmp_
     stdout, stderr = rerun.communicate(timeout=300)
     assert rerun.returncode == 0, stderr[-3000:]
     assert "Resuming from" in stdout
-    for a, b in zip(expected, _weights(tmp_path / "killed.npz")):
+    for a, b in zip(expected, _weights(tmp_path / "killed.npz"), strict=False):
         np.testing.assert_array_equal(a, b)
     history = read_history(out)
     assert [row["epoch"] for row in history] == [1, 2, 3]
-    strip = lambda rows: [{k: v for k, v in r.items() if k not in ("epoch_seconds", "examples_per_second")} for r in rows]
+    strip = lambda rows: [
+        {k: v for k, v in r.items() if k not in ("epoch_seconds", "examples_per_second")} for r in rows
+    ]
     assert strip(history) == strip(expected_history)
 
 
@@ -109,7 +120,7 @@ def test_sigterm_saves_where_it_stopped_and_a_rerun_resumes(build_spec, tmp_path
     rerun = _start(script, out, tmp_path / "stopped.npz")
     stdout, stderr = rerun.communicate(timeout=300)
     assert rerun.returncode == 0, stderr[-3000:]
-    for a, b in zip(expected, _weights(tmp_path / "stopped.npz")):
+    for a, b in zip(expected, _weights(tmp_path / "stopped.npz"), strict=False):
         np.testing.assert_array_equal(a, b)
     assert [row["epoch"] for row in read_history(out)] == [1, 2, 3]
 
@@ -119,7 +130,7 @@ def test_corrupt_newest_checkpoint_falls_back_to_the_previous(build_spec, tmp_pa
     out = tmp_path / "run"
     first = _start(script, out, tmp_path / "w.npz")
     assert first.wait(timeout=300) == 0
-    newest = sorted((out / "checkpoints").glob("ckpt-2.data-*"))[0]
+    newest = min((out / "checkpoints").glob("ckpt-2.data-*"))
     newest.write_bytes(newest.read_bytes()[:20])  # truncated, as a partial write leaves it
     rerun = _start(script, out, tmp_path / "w.npz", "--epochs", "3")
     stdout, stderr = rerun.communicate(timeout=300)
@@ -133,7 +144,9 @@ def test_keep_best_selects_the_best_epoch(build_spec, tmp_path):
     from conftest import load_module
 
     # In-process tests leave op determinism off: it is global to the process (and to later tests).
-    spec = _spec({"every_epochs": 1, "keep": 1, "keep_best": {"monitor": "val_loss"}}, train={"epochs": 4}, deterministic=False)
+    spec = _spec(
+        {"every_epochs": 1, "keep": 1, "keep_best": {"monitor": "val_loss"}}, train={"epochs": 4}, deterministic=False
+    )
     history = load_module(build_spec(spec)).main(["--output-dir", str(tmp_path / "run")])
     best = json.loads((tmp_path / "run" / "checkpoints" / "best" / "best.json").read_text())
     chosen = min(history, key=lambda row: row["val_loss"])
@@ -144,7 +157,11 @@ def test_keep_best_selects_the_best_epoch(build_spec, tmp_path):
 def test_resume_never_and_exports(build_spec, tmp_path):
     from conftest import load_module
 
-    spec = _spec({"every_epochs": 1, "resume": "never", "export": ["keras", "saved_model"]}, train={"epochs": 1}, deterministic=False)
+    spec = _spec(
+        {"every_epochs": 1, "resume": "never", "export": ["keras", "saved_model"]},
+        train={"epochs": 1},
+        deterministic=False,
+    )
     module = load_module(build_spec(spec))
     module.main(["--output-dir", str(tmp_path / "run")])
     history = module.main(["--output-dir", str(tmp_path / "run")])
@@ -160,15 +177,26 @@ def test_tensorboard_events_hold_the_expected_tags_and_steps(build_spec, tmp_pat
     from conftest import load_module
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    spec = _spec({"every_epochs": 1}, train={"epochs": 2, "steps_per_execution": 4},
-                 logging={"tensorboard": True, "every_steps": 32, "profile": {"start_step": 10, "steps": 5}}, deterministic=False)
+    spec = _spec(
+        {"every_epochs": 1},
+        train={"epochs": 2, "steps_per_execution": 4},
+        logging={"tensorboard": True, "every_steps": 32, "profile": {"start_step": 10, "steps": 5}},
+        deterministic=False,
+    )
     module = load_module(build_spec(spec))
     module.main(["--output-dir", str(tmp_path / "run")])
     train = EventAccumulator(str(tmp_path / "run" / "tensorboard" / "train"), size_guidance={"tensors": 0})
     train.Reload()
     tags = set(train.Tags()["tensors"])
-    assert {"step/loss", "step/lr", "step/gradient_norm", "step/examples_per_second",
-            "epoch/loss", "epoch/sparse_categorical_accuracy", "epoch/lr"} <= tags
+    assert {
+        "step/loss",
+        "step/lr",
+        "step/gradient_norm",
+        "step/examples_per_second",
+        "epoch/loss",
+        "epoch/sparse_categorical_accuracy",
+        "epoch/lr",
+    } <= tags
     steps_per_epoch = 4096 // 16
     assert [e.step for e in train.Tensors("step/loss")] == list(range(32, 2 * steps_per_epoch + 1, 32))
     assert [e.step for e in train.Tensors("epoch/loss")] == [1, 2]
@@ -193,9 +221,15 @@ def test_a_run_of_the_previous_runtime_resumes_with_every_object_restored(tmp_pa
     (tmp_path / "pyproject.toml").write_text("")
     built = run_tfgen("build", "small.yaml", "--out", "generated", cwd=tmp_path)
     assert built.returncode == 0, built.stderr
-    result = subprocess.run([sys.executable, "generated/small.py", "--synthetic", "--epochs", "2", "--output-dir", "run"],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    result = subprocess.run(
+        [sys.executable, "generated/small.py", "--synthetic", "--epochs", "2", "--output-dir", "run"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        check=False,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Resuming from run/checkpoints/ckpt-1 (epoch 2, step 0)" in result.stdout
     previous = read_history(PREVIOUS_RUN / "run")

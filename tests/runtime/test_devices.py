@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import base_spec, read_history
 
 pytestmark = pytest.mark.slow
@@ -18,14 +17,27 @@ ENV = {**os.environ, "CUDA_VISIBLE_DEVICES": "-1"}
 
 
 def run_script(script, tmp_path, *args, timeout=120):
-    command = [sys.executable, str(script), "--synthetic", "--epochs", "1", "--steps-per-epoch", "2",
-               "--output-dir", str(tmp_path / "run"), *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=ENV)
+    command = [
+        sys.executable,
+        str(script),
+        "--synthetic",
+        "--epochs",
+        "1",
+        "--steps-per-epoch",
+        "2",
+        "--output-dir",
+        str(tmp_path / "run"),
+        *args,
+    ]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=ENV, check=False)
 
 
 @pytest.mark.parametrize(
     ("strategy", "missing"),
-    [({"type": "mirrored", "devices": ["/cpu:0", "/cpu:1"]}, "/cpu:1"), ({"type": "one_device", "device": "/gpu:0"}, "/gpu:0")],
+    [
+        ({"type": "mirrored", "devices": ["/cpu:0", "/cpu:1"]}, "/cpu:1"),
+        ({"type": "one_device", "device": "/gpu:0"}, "/gpu:0"),
+    ],
     ids=["mirrored", "one_device"],
 )
 def test_a_missing_device_is_one_line_naming_the_devices_there_are(build_spec, tmp_path, strategy, missing):

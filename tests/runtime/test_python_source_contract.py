@@ -10,7 +10,6 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-
 from conftest import load_runtime, write_module
 
 rt = load_runtime()
@@ -28,7 +27,9 @@ def load(tmp_path, body, monkeypatch):
 
 
 def test_one_array_is_named_as_one_array_not_as_examples_of_shape_empty(tmp_path, monkeypatch):
-    with pytest.raises(rt.UserError, match=r"^src:load: returned one array of shape \(2000, 7\), not an `\(inputs, targets\)` pair$"):
+    with pytest.raises(
+        rt.UserError, match=r"^src:load: returned one array of shape \(2000, 7\), not an `\(inputs, targets\)` pair$"
+    ):
         load(tmp_path, "    return np.zeros((2000, 7))\n", monkeypatch)
 
 
@@ -38,14 +39,19 @@ def test_a_tuple_of_the_wrong_length_is_named(tmp_path, monkeypatch):
 
 
 def test_a_dataset_of_single_tensors_is_named(tmp_path, monkeypatch):
-    with pytest.raises(rt.UserError, match=r"^src:load: gives elements of one tensor of shape \(6,\), not an `\(inputs, targets\)` pair$"):
+    with pytest.raises(
+        rt.UserError,
+        match=r"^src:load: gives elements of one tensor of shape \(6,\), not an `\(inputs, targets\)` pair$",
+    ):
         load(tmp_path, "    return tf.data.Dataset.from_tensor_slices(np.zeros((4, 6)))\n", monkeypatch)
 
 
 def test_a_dataset_of_batches_says_to_let_tfgen_batch(tmp_path, monkeypatch):
     body = "    ds = tf.data.Dataset.from_tensor_slices((np.zeros((8, 6), 'float32'), np.zeros(8, 'int32')))\n"
     body += "    return ds.batch(4)\n"
-    with pytest.raises(rt.UserError, match=r"inputs.x has elements of shape \(None, 6\), the spec declares \(6,\): it gives batches"):
+    with pytest.raises(
+        rt.UserError, match=r"inputs.x has elements of shape \(None, 6\), the spec declares \(6,\): it gives batches"
+    ):
         load(tmp_path, body, monkeypatch)
 
 
@@ -67,7 +73,9 @@ def test_a_dataset_in_a_fixed_order_gives_no_warning(tmp_path, monkeypatch, caps
 
 def test_validation_split_of_a_dataset_is_one_line_not_a_type_error():
     data = tf.data.Dataset.from_tensor_slices((np.zeros((4, 6)), np.zeros(4)))
-    with pytest.raises(rt.UserError, match=r"^`validation_split` needs arrays, the source gave a Dataset: give the held-out"):
+    with pytest.raises(
+        rt.UserError, match=r"^`validation_split` needs arrays, the source gave a Dataset: give the held-out"
+    ):
         rt.split_arrays(data, 0.2, 1)
 
 

@@ -15,7 +15,6 @@ import time
 
 import numpy as np
 import pytest
-
 from conftest import base_spec, snapshot
 
 pytestmark = pytest.mark.slow
@@ -23,8 +22,14 @@ pytestmark = pytest.mark.slow
 
 def run(script, *args, env=None, timeout=300):
     command = [sys.executable, str(script), *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", **(env or {})})
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", **(env or {})},
+        check=False,
+    )
 
 
 def assert_one_line_error(result, *phrases):
@@ -50,8 +55,14 @@ def test_a_changed_model_in_the_same_directory_is_refused_and_the_old_run_is_unt
     changed = small()
     changed["model"]["layers"][0]["units"] = 64
     result = run(build_spec(changed, stem="changed"), "--output-dir", str(out))
-    assert_one_line_error(result, "is of another run", "the spec changed since",
-                          "variable dense/kernel was (8, 16), is (8, 64) now", "--fresh", "--output-dir")
+    assert_one_line_error(
+        result,
+        "is of another run",
+        "the spec changed since",
+        "variable dense/kernel was (8, 16), is (8, 64) now",
+        "--fresh",
+        "--output-dir",
+    )
     assert snapshot(out) == before
 
 
@@ -61,8 +72,9 @@ def test_a_killed_run_rerun_with_another_model_is_refused_and_keeps_every_file(b
     spec["train"] = {"epochs": 50, "steps_per_execution": 5}
     spec["checkpoint"] = {"every_steps": 20, "keep": 3}
     script, out = build_spec(spec), tmp_path / "run"
-    process = subprocess.Popen([sys.executable, str(script), "--output-dir", str(out)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, str(script), "--output-dir", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 120
     while not list((out / "checkpoints").glob("ckpt-*.index")) and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -136,23 +148,37 @@ def test_fresh_says_what_it_discards_and_starts_a_new_history(build_spec, tmp_pa
 def _python_source(tmp_path, body):
     (tmp_path / "mydata.py").write_text("import numpy as np\n\n\ndef load():\n" + body)
     spec = small()
-    spec["data"] = {"train": {"source": {"type": "python", "function": "mydata:load"}, "batch_size": 32},
-                    "validation_split": 0.25}
+    spec["data"] = {
+        "train": {"source": {"type": "python", "function": "mydata:load"}, "batch_size": 32},
+        "validation_split": 0.25,
+    }
     return spec
 
 
-@pytest.mark.parametrize("body, phrases", [
-    ("    return np.zeros((0, 8), 'float32'), np.zeros(0, 'int32')\n", ["make no full batch of 32"]),
-    ("    return np.zeros((40, 8), 'float32'), np.zeros(40, 'int32')\n", ["make no full batch of 32"]),
-    ("    return np.zeros((640, 8), 'float32'), np.zeros(600, 'int32')\n",
-     ["mydata:load", "different numbers of rows", "'features': 640", "'label': 600"]),
-    ("    y = np.zeros(64); y[5] = 3.7\n    return np.zeros((64, 8), 'float32'), y\n",
-     ["mydata:load", "targets.label", "3.7 at row 5"]),
-    ("    y = np.zeros(64, 'int64'); y[5] = 12\n    return np.zeros((64, 8), 'float32'), y\n",
-     ["targets.label: 1 labels outside [0, 3), e.g. 12 at row 5"]),
-    ("    y = np.zeros(64); y[0] = np.nan\n    return np.zeros((64, 8), 'float32'), y\n",
-     ["targets.label", "nan at row 0"]),
-], ids=["empty", "less-than-a-batch", "rows", "float-labels", "label-range", "nan-label"])
+@pytest.mark.parametrize(
+    "body, phrases",
+    [
+        ("    return np.zeros((0, 8), 'float32'), np.zeros(0, 'int32')\n", ["make no full batch of 32"]),
+        ("    return np.zeros((40, 8), 'float32'), np.zeros(40, 'int32')\n", ["make no full batch of 32"]),
+        (
+            "    return np.zeros((640, 8), 'float32'), np.zeros(600, 'int32')\n",
+            ["mydata:load", "different numbers of rows", "'features': 640", "'label': 600"],
+        ),
+        (
+            "    y = np.zeros(64); y[5] = 3.7\n    return np.zeros((64, 8), 'float32'), y\n",
+            ["mydata:load", "targets.label", "3.7 at row 5"],
+        ),
+        (
+            "    y = np.zeros(64, 'int64'); y[5] = 12\n    return np.zeros((64, 8), 'float32'), y\n",
+            ["targets.label: 1 labels outside [0, 3), e.g. 12 at row 5"],
+        ),
+        (
+            "    y = np.zeros(64); y[0] = np.nan\n    return np.zeros((64, 8), 'float32'), y\n",
+            ["targets.label", "nan at row 0"],
+        ),
+    ],
+    ids=["empty", "less-than-a-batch", "rows", "float-labels", "label-range", "nan-label"],
+)
 def test_bad_data_is_a_one_line_error_before_training(build_spec, tmp_path, body, phrases):
     script = build_spec(_python_source(tmp_path, body))
     result = run(script, "--output-dir", str(tmp_path / "run"), env={"PYTHONPATH": str(tmp_path)})
@@ -161,8 +187,10 @@ def test_bad_data_is_a_one_line_error_before_training(build_spec, tmp_path, body
 
 
 def test_streamed_labels_outside_the_classes_stop_the_run_in_one_line(build_spec, tmp_path):
-    body = ("    import tensorflow as tf\n    y = np.zeros(64, 'int64'); y[40] = 7\n"
-            "    return tf.data.Dataset.from_tensor_slices((np.zeros((64, 8), 'float32'), y))\n")
+    body = (
+        "    import tensorflow as tf\n    y = np.zeros(64, 'int64'); y[40] = 7\n"
+        "    return tf.data.Dataset.from_tensor_slices((np.zeros((64, 8), 'float32'), y))\n"
+    )
     spec = _python_source(tmp_path, body)
     spec["data"].pop("validation_split")
     spec["data"]["validation"] = {"source": {"type": "synthetic", "examples": 32}}
@@ -177,11 +205,15 @@ def test_float_pixels_into_a_uint8_input_are_refused(build_spec, tmp_path):
     assert_one_line_error(result, "inputs.features", "change when cast to uint8", "0.5 at row 0")
 
 
-@pytest.mark.parametrize("content, phrase", [
-    (b"PK\x03\x04 this is not a zip", "data.npz:"),
-    (b"\x93NUMPY garbage", "data.npz:"),
-    (None, "no array x_train"),
-], ids=["garbage", "truncated", "missing-key"])
+@pytest.mark.parametrize(
+    "content, phrase",
+    [
+        (b"PK\x03\x04 this is not a zip", "data.npz:"),
+        (b"\x93NUMPY garbage", "data.npz:"),
+        (None, "no array x_train"),
+    ],
+    ids=["garbage", "truncated", "missing-key"],
+)
 def test_unreadable_npz_files_are_one_line_errors(build_spec, tmp_path, content, phrase):
     path = tmp_path / "data.npz"
     if content is None:
@@ -190,8 +222,9 @@ def test_unreadable_npz_files_are_one_line_errors(build_spec, tmp_path, content,
         np.savez(path, x_train=np.zeros((64, 8)), y_train=np.zeros(64))
         path.write_bytes(content if content.startswith(b"PK") else path.read_bytes()[:40])
     spec = small()
-    spec["data"] = {"train": {"source": {"type": "npz", "path": str(path), "x": "x_train", "y": "y_train"},
-                              "batch_size": 32}}
+    spec["data"] = {
+        "train": {"source": {"type": "npz", "path": str(path), "x": "x_train", "y": "y_train"}, "batch_size": 32}
+    }
     result = run(build_spec(spec), "--output-dir", str(tmp_path / "run"))
     assert_one_line_error(result, phrase)
 

@@ -3,6 +3,7 @@ Keras callbacks, history, checkpoint fallback, keep-best, the data helpers and t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -41,9 +42,18 @@ EARLY_STOPPING_CASES = {
     "max-explicit": ("val_score", {"patience": 1, "mode": "max"}, [1.0, 2.0, 1.5, 3.0], True),
     "min_delta": ("val_loss", {"patience": 2, "min_delta": 0.05}, [1.0, 0.97, 0.9, 0.88, 0.86, 0.8, 0.79, 0.78], True),
     "min_delta-max": ("val_accuracy", {"patience": 1, "min_delta": 0.1}, [0.5, 0.65, 0.7, 0.74, 0.9], True),
-    "baseline-never-beaten": ("val_loss", {"patience": 3, "baseline": 0.5}, [0.9, 0.8, 0.7, 0.85, 0.9, 0.95, 0.6], True),
-    "baseline-beaten": ("val_loss", {"patience": 2, "baseline": 0.5},
-                        [0.9, 0.6, 0.45, 0.46, 0.44, 0.5, 0.5, 0.5, 0.4], True),
+    "baseline-never-beaten": (
+        "val_loss",
+        {"patience": 3, "baseline": 0.5},
+        [0.9, 0.8, 0.7, 0.85, 0.9, 0.95, 0.6],
+        True,
+    ),
+    "baseline-beaten": (
+        "val_loss",
+        {"patience": 2, "baseline": 0.5},
+        [0.9, 0.6, 0.45, 0.46, 0.44, 0.5, 0.5, 0.5, 0.4],
+        True,
+    ),
     "baseline-max": ("val_accuracy", {"patience": 2, "baseline": 0.8}, [0.5, 0.6, 0.7, 0.75, 0.9, 0.85, 0.85], True),
     "start_from_epoch": ("val_loss", {"patience": 1, "start_from_epoch": 3}, [1.0, 2.0, 3.0, 4.0, 5.0, 4.5, 4.6], True),
     "start_from_epoch-patience0": ("val_loss", {"patience": 0, "start_from_epoch": 2}, [5.0, 6.0, 7.0, 8.0], True),
@@ -103,11 +113,14 @@ def _stop_epochs(monitor, options, values):
     return keras_stop, ours_stop
 
 
-@pytest.mark.parametrize("patience", [
-    0,
-    1,
-    2,
-])
+@pytest.mark.parametrize(
+    "patience",
+    [
+        0,
+        1,
+        2,
+    ],
+)
 def test_early_stopping_with_an_infinite_first_value_stops_when_keras_does(patience):
     """Keras never stops after the first monitored epoch (`epoch > 0`), whatever the value."""
     keras_stop, ours_stop = _stop_epochs("val_loss", {"patience": patience}, [float("inf")] * 6)
@@ -115,6 +128,7 @@ def test_early_stopping_with_an_infinite_first_value_stops_when_keras_does(patie
 
 
 # --- plateau == keras.callbacks.ReduceLROnPlateau ------------------------------------------
+
 
 def _our_rate(factor, min_lr, initial=1.0):
     """The rate the optimizer uses: ScaledOnPlateau (tfgen/generate/templates/_model.py.jinja) in float32."""
@@ -126,18 +140,30 @@ def _our_rate(factor, min_lr, initial=1.0):
 PLATEAU_CASES = {
     "plain": ("val_loss", {"factor": 0.5, "patience": 2}, [1.0, 0.9, 0.95, 0.95, 0.96, 0.8, 0.85, 0.9, 0.9, 0.9]),
     "patience0": ("val_loss", {"factor": 0.5, "patience": 0}, [1.0, 1.1, 0.9, 1.0, 1.0]),
-    "cooldown": ("val_loss", {"factor": 0.5, "patience": 1, "cooldown": 2},
-                 [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.5, 0.6, 0.6, 0.6, 0.6, 0.6]),
-    "cooldown-improving": ("val_loss", {"factor": 0.1, "patience": 2, "cooldown": 1},
-                           [1.0, 1.0, 1.0, 0.5, 0.6, 0.6, 0.4, 0.6, 0.6, 0.6]),
+    "cooldown": (
+        "val_loss",
+        {"factor": 0.5, "patience": 1, "cooldown": 2},
+        [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.5, 0.6, 0.6, 0.6, 0.6, 0.6],
+    ),
+    "cooldown-improving": (
+        "val_loss",
+        {"factor": 0.1, "patience": 2, "cooldown": 1},
+        [1.0, 1.0, 1.0, 0.5, 0.6, 0.6, 0.4, 0.6, 0.6, 0.6],
+    ),
     "min_lr": ("val_loss", {"factor": 0.5, "patience": 1, "min_lr": 0.3}, [1.0] * 8),
     "min_lr-not-a-power": ("val_loss", {"factor": 0.5, "patience": 1, "min_lr": 0.1}, [1.0] * 10),
     "min_lr-cooldown": ("val_loss", {"factor": 0.2, "patience": 1, "min_lr": 0.01, "cooldown": 1}, [1.0] * 10),
-    "min_delta": ("val_loss", {"factor": 0.5, "patience": 2, "min_delta": 0.1},
-                  [1.0, 0.95, 0.91, 0.85, 0.80, 0.79, 0.5, 0.45, 0.44, 0.43]),
+    "min_delta": (
+        "val_loss",
+        {"factor": 0.5, "patience": 2, "min_delta": 0.1},
+        [1.0, 0.95, 0.91, 0.85, 0.80, 0.79, 0.5, 0.45, 0.44, 0.43],
+    ),
     "max": ("val_score", {"factor": 0.5, "patience": 1, "mode": "max"}, [0.5, 0.6, 0.6, 0.7, 0.65, 0.65]),
-    "max-auto-accuracy": ("val_accuracy", {"factor": 0.5, "patience": 1, "min_delta": 0.01},
-                          [0.5, 0.6, 0.605, 0.7, 0.65, 0.65]),
+    "max-auto-accuracy": (
+        "val_accuracy",
+        {"factor": 0.5, "patience": 1, "min_delta": 0.01},
+        [0.5, 0.6, 0.605, 0.7, 0.65, 0.65],
+    ),
     "missing-values": ("val_loss", {"factor": 0.5, "patience": 1}, [1.0, None, 1.0, None, 1.0, 0.5]),
 }
 
@@ -179,10 +205,13 @@ def test_plateau_raw_factor_is_the_keras_rate_without_min_lr():
         assert 1.0 * float(ours.factor.numpy()) == pytest.approx(keras_rate, rel=1e-6)
 
 
-@pytest.mark.parametrize("min_lr", [
-    0.25,  # exact in float32
-    0.1,  # not exact in float32: Keras compares with np.float32(min_lr)
-])
+@pytest.mark.parametrize(
+    "min_lr",
+    [
+        0.25,  # exact in float32
+        0.1,  # not exact in float32: Keras compares with np.float32(min_lr)
+    ],
+)
 def test_plateau_stops_reducing_at_min_lr_as_keras_does(min_lr, capsys):
     model = _tiny_model()
     theirs = keras.callbacks.ReduceLROnPlateau(monitor="val_loss", factor=0.5, patience=1, min_lr=min_lr)
@@ -203,6 +232,7 @@ def test_plateau_stops_reducing_at_min_lr_as_keras_does(min_lr, capsys):
 
 
 # --- history --------------------------------------------------------------------------------
+
 
 def _write_history(directory, epochs):
     directory.mkdir(parents=True, exist_ok=True)
@@ -256,10 +286,8 @@ def test_history_append_is_atomic(tmp_path, monkeypatch):
     with monkeypatch.context() as patch:
         patch.setattr(os, "replace", interrupted)
         patch.setattr(os, "rename", interrupted)
-        try:
+        with contextlib.suppress(OSError):
             history.append({"epoch": 3, "loss": 0.3})
-        except OSError:
-            pass
         assert (tmp_path / "history.jsonl").read_text() == before
     history = rt.History(tmp_path, tmp_path, last_epoch=2)
     history.append({"epoch": 3, "loss": 0.3})
@@ -331,6 +359,7 @@ def test_restore_newest_readable_with_none_readable(tmp_path, capsys):
 
 # --- keep best ------------------------------------------------------------------------------
 
+
 def _set_weights(model, value):
     model.set_weights([np.full_like(w, value) for w in model.get_weights()])
 
@@ -378,6 +407,7 @@ def test_keep_best_ignores_rows_without_the_monitor_and_honours_min_delta(tmp_pa
 
 # --- data helpers ---------------------------------------------------------------------------
 
+
 def test_checked_arrays_casts_names_and_flattens_label_columns():
     fields = {"image": rt.Field((4, 2), "float32"), "label": rt.Field((), "int32", 3)}
     arrays = {"image": np.ones((5, 4, 2), np.float64), "label": np.arange(5).reshape(5, 1) % 3}
@@ -412,14 +442,16 @@ def test_checked_arrays_rejects_missing_or_unnamed_arrays():
 
 
 def test_synthetic_arrays_are_seeded_and_respect_the_declared_fields():
-    inputs = {"image": rt.Field((4, 4, 1), "float32"), "tokens": rt.Field((None,), "int32", 50),
-              "raw": rt.Field((3,), "uint8")}
-    targets = {"label": rt.Field((), "int32", 5), "onehot": rt.Field((4,), "float32", 4),
-               "flag": rt.Field((), "bool")}
+    inputs = {
+        "image": rt.Field((4, 4, 1), "float32"),
+        "tokens": rt.Field((None,), "int32", 50),
+        "raw": rt.Field((3,), "uint8"),
+    }
+    targets = {"label": rt.Field((), "int32", 5), "onehot": rt.Field((4,), "float32", 4), "flag": rt.Field((), "bool")}
     x, y = rt.synthetic_arrays(64, inputs, targets, seed=7)
     again_x, again_y = rt.synthetic_arrays(64, inputs, targets, seed=7)
     other_x, _ = rt.synthetic_arrays(64, inputs, targets, seed=8)
-    for a, b in [*zip(x.values(), again_x.values()), *zip(y.values(), again_y.values())]:
+    for a, b in [*zip(x.values(), again_x.values(), strict=False), *zip(y.values(), again_y.values(), strict=False)]:
         np.testing.assert_array_equal(a, b)
     assert not np.array_equal(x["image"], other_x["image"])
 
@@ -466,9 +498,18 @@ def test_split_arrays_depends_on_the_seed_and_refuses_datasets():
 
 
 def test_epoch_line():
-    row = {"epoch": 3, "loss": 0.123456, "val_loss": 0.2, "skipped_steps": 0, "lr": 0.001,
-           "epoch_seconds": 0.41, "examples_per_second": 1234.5}
-    assert rt.epoch_line(row, 30) == "Epoch 3/30 - 0.4s - loss: 0.1235 - val_loss: 0.2000 - skipped_steps: 0 - lr: 0.001"
+    row = {
+        "epoch": 3,
+        "loss": 0.123456,
+        "val_loss": 0.2,
+        "skipped_steps": 0,
+        "lr": 0.001,
+        "epoch_seconds": 0.41,
+        "examples_per_second": 1234.5,
+    }
+    assert (
+        rt.epoch_line(row, 30) == "Epoch 3/30 - 0.4s - loss: 0.1235 - val_loss: 0.2000 - skipped_steps: 0 - lr: 0.001"
+    )
 
 
 def test_a_checkpoint_of_another_spec_is_refused_before_anything_is_restored(tmp_path):
@@ -512,8 +553,9 @@ def test_lossy_casts_and_labels_outside_the_classes_are_refused_naming_a_row():
 
 def test_inputs_and_targets_of_different_lengths_are_refused():
     with pytest.raises(rt.UserError, match=r"different numbers of rows: \{'x': 640, 'y': 600\}"):
-        rt.named_examples((np.zeros((640, 2)), np.zeros(600)), {"x": rt.Field((2,), "float32")},
-                          {"y": rt.Field((), "float32")})
+        rt.named_examples(
+            (np.zeros((640, 2)), np.zeros(600)), {"x": rt.Field((2,), "float32")}, {"y": rt.Field((), "float32")}
+        )
 
 
 def test_a_garbage_history_is_refused_naming_the_file_and_line(tmp_path):
@@ -572,8 +614,9 @@ def test_user_module_not_found_names_it_and_every_folder_searched(lookup):
 
 def test_user_module_that_fails_to_import_shows_its_own_error(lookup):
     write_module(lookup.cwd, lookup.name, "import no_such_dependency_xyz\n")
-    with pytest.raises(rt.UserError, match=f"{lookup.name}:load: importing {lookup.name}: "
-                                            "No module named 'no_such_dependency_xyz'"):
+    with pytest.raises(
+        rt.UserError, match=f"{lookup.name}:load: importing {lookup.name}: No module named 'no_such_dependency_xyz'"
+    ):
         rt.function(f"{lookup.name}:load", lookup.spec)
 
 
@@ -590,6 +633,7 @@ def test_user_module_without_the_function_is_one_line(lookup):
 
 
 # --- the trainer's contract, the checkpoint, the run's identity -----------------------------
+
 
 def test_a_misspelt_tracker_option_is_an_error_not_ignored():
     with pytest.raises(TypeError, match="start_form_epoch"):
@@ -639,8 +683,9 @@ def _run_checkpoint(tmp_path, **optional):
     model = _tiny_model()
     metrics = {"loss": keras.metrics.Mean(name="loss")}
     state = rt.RunState({"y": None})
-    return rt.RunCheckpoint(model=model, optimizer=model.optimizer, state=state, train_metrics=metrics, keep=2,
-                            **optional)
+    return rt.RunCheckpoint(
+        model=model, optimizer=model.optimizer, state=state, train_metrics=metrics, keep=2, **optional
+    )
 
 
 def _saved_keys(path):
@@ -655,10 +700,20 @@ def test_run_checkpoint_saves_the_keys_of_the_objects_it_is_given(tmp_path):
     path = checkpoint.save(1)
     assert path == checkpoint.latest
     # The optional objects not given (plateau, best_weights, ...) are not saved; random_state is empty.
-    assert _saved_keys(path) == {"_CHECKPOINTABLE_OBJECT_GRAPH", "early_stopping", "identity", "model", "optimizer",
-                                 "save_counter", "state", "train_metrics"}
-    assert json.loads(tf.train.load_checkpoint(path).get_tensor("identity/.ATTRIBUTES/VARIABLE_VALUE"))[
-        "spec_sha256"] == "a" * 64
+    assert _saved_keys(path) == {
+        "_CHECKPOINTABLE_OBJECT_GRAPH",
+        "early_stopping",
+        "identity",
+        "model",
+        "optimizer",
+        "save_counter",
+        "state",
+        "train_metrics",
+    }
+    assert (
+        json.loads(tf.train.load_checkpoint(path).get_tensor("identity/.ATTRIBUTES/VARIABLE_VALUE"))["spec_sha256"]
+        == "a" * 64
+    )
     assert checkpoint.epoch() == 0 and not checkpoint.stopped_early()
     with pytest.raises(TypeError, match="early_stoping"):
         _run_checkpoint(tmp_path, early_stoping=None)

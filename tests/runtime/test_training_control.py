@@ -7,9 +7,9 @@ import ast
 import numpy as np
 import pytest
 import tensorflow as tf
-
 from conftest import ROOT, base_spec, load_module, read_history
-from test_distribution import _harness, _spec
+from conftest import replica_independent_spec as _spec
+from conftest import run_harness as _harness
 
 pytestmark = pytest.mark.slow
 
@@ -32,15 +32,19 @@ def _global_norm(arrays):
 
 
 def test_global_norm_clipping_bounds_the_applied_update(build_spec, tmp_path):
-    spec = _spec(optimizer={"type": "SGD", "learning_rate": 1.0}, train={"epochs": 1, "gradient_clipping": {"global_norm": 0.01}})
+    spec = _spec(
+        optimizer={"type": "SGD", "learning_rate": 1.0}, train={"epochs": 1, "gradient_clipping": {"global_norm": 0.01}}
+    )
     module = load_module(build_spec(spec))
     initial = _initial_weights(module)
     module.main(["--output-dir", str(tmp_path / "run"), "--steps-per-epoch", "1"])
-    update = [b - a for a, b in zip(initial, _final_weights(tmp_path / "run"))]
+    update = [b - a for a, b in zip(initial, _final_weights(tmp_path / "run"), strict=False)]
     assert _global_norm(update) == pytest.approx(0.01, rel=1e-4)  # lr 1: the update is the clipped gradient
-    unclipped = load_module(build_spec(_spec(optimizer={"type": "SGD", "learning_rate": 1.0}, train={"epochs": 1}), stem="free"))
+    unclipped = load_module(
+        build_spec(_spec(optimizer={"type": "SGD", "learning_rate": 1.0}, train={"epochs": 1}), stem="free")
+    )
     unclipped.main(["--output-dir", str(tmp_path / "free"), "--steps-per-epoch", "1"])
-    assert _global_norm([b - a for a, b in zip(initial, _final_weights(tmp_path / "free"))]) > 0.05
+    assert _global_norm([b - a for a, b in zip(initial, _final_weights(tmp_path / "free"), strict=False)]) > 0.05
 
 
 @pytest.mark.parametrize("clip", [{"norm": 0.005}, {"value": 0.001}])
@@ -49,7 +53,7 @@ def test_per_tensor_clipping(build_spec, tmp_path, clip):
     module = load_module(build_spec(spec))
     initial = _initial_weights(module)
     module.main(["--output-dir", str(tmp_path / "run"), "--steps-per-epoch", "1"])
-    for a, b in zip(initial, _final_weights(tmp_path / "run")):
+    for a, b in zip(initial, _final_weights(tmp_path / "run"), strict=False):
         if "norm" in clip:
             assert np.linalg.norm(b - a) <= 0.005 * (1 + 1e-5)
         else:
@@ -62,7 +66,7 @@ def test_global_norm_clipping_is_the_same_on_two_replicas(build_spec, tmp_path):
     two = build_spec(_spec(train=clip, strategy={"type": "mirrored"}), stem="two")
     _, w1, _, _ = _harness(one, tmp_path, "one", "--steps-per-epoch", "3", cpus=2)
     _, w2, _, _ = _harness(two, tmp_path, "two", "--steps-per-epoch", "3", cpus=2)
-    for a, b in zip(w1, w2):
+    for a, b in zip(w1, w2, strict=False):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
 
 
@@ -75,16 +79,21 @@ def test_gradient_accumulation_equals_one_larger_batch(build_spec, tmp_path):
         module = load_module(build_spec(spec, stem=stem))
         module.main(["--output-dir", str(tmp_path / stem), "--steps-per-epoch", "2"])
         results.append(_final_weights(tmp_path / stem))
-    for a, b in zip(*results):
+    for a, b in zip(*results, strict=False):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
 
 
 def _two_task_spec(weighting, **extra):
     spec = base_spec(
-        data={"train": {"source": {"type": "python", "function": "two_tasks:load"}, "batch_size": 32},
-              "validation_split": 0.25},
-        model={"inputs": {"features": {"shape": [8]}}, "layers": [{"type": "Dense", "units": 16, "activation": "relu"}],
-               "outputs": {"big": [{"type": "Dense", "units": 1}], "small": [{"type": "Dense", "units": 1}]}},
+        data={
+            "train": {"source": {"type": "python", "function": "two_tasks:load"}, "batch_size": 32},
+            "validation_split": 0.25,
+        },
+        model={
+            "inputs": {"features": {"shape": [8]}},
+            "layers": [{"type": "Dense", "units": 16, "activation": "relu"}],
+            "outputs": {"big": [{"type": "Dense", "units": 1}], "small": [{"type": "Dense", "units": 1}]},
+        },
         targets={"big": {"shape": [1]}, "small": {"shape": [1]}},
         losses={"big": "MeanSquaredError", "small": "MeanSquaredError"},
         metrics={},
@@ -126,8 +135,12 @@ def _train_step_sources(script: str) -> dict[str, str]:
     for node in ast.walk(classes["Trainer"]):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
             for target in node.targets:
-                if (node.value.func.id in classes and isinstance(target, ast.Attribute)
-                        and isinstance(target.value, ast.Name) and target.value.id == "self"):
+                if (
+                    node.value.func.id in classes
+                    and isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
                     held[target.attr] = classes[node.value.func.id]
     found = {"Trainer.train_step": trainer["train_step"]}
     for call in ast.walk(trainer["train_step"]):
@@ -137,8 +150,13 @@ def _train_step_sources(script: str) -> dict[str, str]:
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             if func.attr in trainer:
                 found[f"Trainer.{func.attr}"] = trainer[func.attr]
-        elif (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute)
-              and isinstance(func.value.value, ast.Name) and func.value.value.id == "self" and func.value.attr in held):
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Attribute)
+            and isinstance(func.value.value, ast.Name)
+            and func.value.value.id == "self"
+            and func.value.attr in held
+        ):
             cls = held[func.value.attr]
             if func.attr in methods(cls):
                 found[f"{cls.name}.{func.attr}"] = methods(cls)[func.attr]
@@ -219,10 +237,13 @@ def nan_data(tmp_path, monkeypatch):
 # XLA carries the NaN to the loss. Off XLA (`auto` in a run this short) it depends on the CPU's
 # kernels: where relu(NaN) is 0 the loss stays finite and the NaN update is found in the weights
 # after the running steps; where the NaN reaches the loss, the loss check names step 3. Both stop.
-@pytest.mark.parametrize("jit,message", [
-    (True, r"non-finite at step 3 \(epoch 1\): loss = nan"),
-    ("auto", r"weights became non-finite in steps 1-4 of epoch 1|loss became non-finite at step 3 \(epoch 1\)"),
-])
+@pytest.mark.parametrize(
+    "jit,message",
+    [
+        (True, r"non-finite at step 3 \(epoch 1\): loss = nan"),
+        ("auto", r"weights became non-finite in steps 1-4 of epoch 1|loss became non-finite at step 3 \(epoch 1\)"),
+    ],
+)
 def test_nonfinite_stop_names_the_step_and_keeps_the_last_good_checkpoint(build_spec, tmp_path, nan_data, jit, message):
     module = load_module(build_spec({**nan_data, "train": {**nan_data.get("train", {}), "jit_compile": jit}}))
     with pytest.raises(FloatingPointError, match=message):
@@ -239,7 +260,7 @@ def test_nonfinite_skip_skips_and_counts(build_spec, tmp_path, nan_data):
     assert [row["skipped_steps"] for row in history] == [1, 2]
     final = _final_weights(tmp_path / "run")
     assert all(np.isfinite(w).all() for w in final)
-    assert any(not np.array_equal(a, b) for a, b in zip(initial, final))
+    assert any(not np.array_equal(a, b) for a, b in zip(initial, final, strict=False))
 
 
 def test_check_numerics_names_the_bad_tensor(build_spec, tmp_path, nan_data):
@@ -250,25 +271,42 @@ def test_check_numerics_names_the_bad_tensor(build_spec, tmp_path, nan_data):
 
 
 def test_reduce_on_plateau_lowers_the_rate_after_patience_flat_epochs(build_spec, tmp_path):
-    spec = _spec(optimizer={"type": "SGD", "learning_rate": 1e-9},
-                 train={"epochs": 6, "reduce_on_plateau": {"monitor": "loss", "factor": 0.5, "patience": 2, "min_delta": 1.0}})
+    spec = _spec(
+        optimizer={"type": "SGD", "learning_rate": 1e-9},
+        train={"epochs": 6, "reduce_on_plateau": {"monitor": "loss", "factor": 0.5, "patience": 2, "min_delta": 1.0}},
+    )
     history = load_module(build_spec(spec)).main(["--output-dir", str(tmp_path / "run")])
     # Epoch 1 sets the best; epochs 2 and 3 are flat: the rate halves from epoch 4 on, then again from 6.
     assert [row["lr"] for row in history] == pytest.approx([1e-9, 1e-9, 1e-9, 5e-10, 5e-10, 2.5e-10])
 
 
 def test_warmup_then_the_schedule(build_spec, tmp_path):
-    spec = _spec(optimizer={"type": "SGD", "learning_rate": {"type": "ExponentialDecay", "initial_learning_rate": 0.1,
-                                                               "decay_steps": 8, "decay_rate": 0.5}},
-                 train={"epochs": 3, "warmup": {"steps": 8, "initial": 0.0}, "steps_per_execution": 1})
+    spec = _spec(
+        optimizer={
+            "type": "SGD",
+            "learning_rate": {
+                "type": "ExponentialDecay",
+                "initial_learning_rate": 0.1,
+                "decay_steps": 8,
+                "decay_rate": 0.5,
+            },
+        },
+        train={"epochs": 3, "warmup": {"steps": 8, "initial": 0.0}, "steps_per_execution": 1},
+    )
     history = load_module(build_spec(spec)).main(["--output-dir", str(tmp_path / "run")])
     # 8 steps an epoch; `lr` is each epoch's last step: warming (7/8 of 0.1), then the decay from step 8.
     assert [row["lr"] for row in history] == pytest.approx([0.1 * 7 / 8, 0.1 * 0.5 ** (7 / 8), 0.1 * 0.5 ** (15 / 8)])
 
 
 def test_validation_every_and_validation_steps(build_spec, tmp_path):
-    spec = _spec(train={"epochs": 5, "validation_every": 2, "validation_steps": 1,
-                        "early_stopping": {"monitor": "val_loss", "patience": 5}})
+    spec = _spec(
+        train={
+            "epochs": 5,
+            "validation_every": 2,
+            "validation_steps": 1,
+            "early_stopping": {"monitor": "val_loss", "patience": 5},
+        }
+    )
     history = load_module(build_spec(spec)).main(["--output-dir", str(tmp_path / "run")])
     assert ["val_loss" in row for row in history] == [False, True, False, True, True]
 
@@ -278,7 +316,8 @@ def test_early_stopping_baseline_min_delta_and_start_from_epoch_match_keras(buil
 
     config = {"monitor": "loss", "patience": 2, "baseline": -1.0, "start_from_epoch": 3, "min_delta": 10.0}
     history = load_module(build_spec(_spec(train={"epochs": 12, "early_stopping": config}))).main(
-        ["--output-dir", str(tmp_path / "run")])
+        ["--output-dir", str(tmp_path / "run")]
+    )
     callback = keras.callbacks.EarlyStopping(**config)
     callback.set_model(keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)]))
     callback.model.stop_training = False
@@ -303,6 +342,10 @@ def test_sequences_spec_buckets_and_pads_variable_length_examples(tmp_path):
 
 
 def test_multitask_spec_runs(tmp_path):
-    history = load_module(ROOT / "generated" / "multitask.py").main(["--output-dir", str(tmp_path / "run"), "--epochs", "2"])
-    assert {"label_loss", "mask_loss", "label_loss_weight", "mask_loss_weight", "val_mask_binary_accuracy"} <= set(history[-1])
+    history = load_module(ROOT / "generated" / "multitask.py").main(
+        ["--output-dir", str(tmp_path / "run"), "--epochs", "2"]
+    )
+    assert {"label_loss", "mask_loss", "label_loss_weight", "mask_loss_weight", "val_mask_binary_accuracy"} <= set(
+        history[-1]
+    )
     assert read_history(tmp_path / "run") == history

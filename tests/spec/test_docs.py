@@ -10,9 +10,9 @@ from pathlib import Path
 from conftest import ROOT, run_tfgen
 from pydantic import BaseModel, TypeAdapter
 
-from tfgen.spec.reference import REFERENCE_PATH, spec_reference
 from tfgen.spec.models import Spec
 from tfgen.spec.models.base import KerasObject, field_types
+from tfgen.spec.reference import REFERENCE_PATH, spec_reference
 
 README = ROOT / "README.md"
 REFERENCE = ROOT / REFERENCE_PATH
@@ -91,8 +91,9 @@ def test_spec_reference_documents_every_field_of_every_model():
 def is_section(name: str) -> bool:
     """A top-level field documented as a heading (its own fields are the rows)."""
     kinds = flatten(Spec.model_fields[name].annotation)
-    return any(isinstance(kind, type) and issubclass(kind, BaseModel) and not issubclass(kind, KerasObject)
-               for kind in kinds)
+    return any(
+        isinstance(kind, type) and issubclass(kind, BaseModel) and not issubclass(kind, KerasObject) for kind in kinds
+    )
 
 
 def test_every_path_in_the_reference_is_one_set_accepts():

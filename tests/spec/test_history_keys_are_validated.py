@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import yaml
-
 from conftest import SPECS, base_spec, run_tfgen
 
 
@@ -30,5 +29,5 @@ def test_a_metric_name_that_avoids_the_collision_passes(tmp_path):
 def test_the_largest_seed_passes_and_the_next_is_refused(tmp_path):
     assert _validate(tmp_path, base_spec(seed=2**32 - 1)).returncode == 0
     result = _validate(tmp_path, base_spec(seed=2**32))
-    assert result.returncode == 2 and "seed:" in result.stderr and "\n" == result.stderr[-1]
+    assert result.returncode == 2 and "seed:" in result.stderr and result.stderr[-1] == "\n"
     assert "Traceback" not in result.stderr

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import ROOT, run_tfgen
+
 from tfgen.cli import main
 
 CASES = sorted((ROOT / "tests" / "spec" / "invalid_specs").glob("*.yaml"))

@@ -10,13 +10,13 @@ import tokenize
 
 import pytest
 import yaml
+from conftest import ROOT, SPECS, base_spec, run_tfgen
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, SPECS, base_spec, run_tfgen
-from tfgen.generate.build import HASH_LINE, plan_targets
 from tfgen.cli import main
 from tfgen.errors import SpecError
+from tfgen.generate.build import HASH_LINE, plan_targets
 from tfgen.generate.render import BLACK_MODE
 
 
@@ -48,8 +48,10 @@ def test_extends_deep_merges_and_the_extending_spec_wins(tmp_path, monkeypatch, 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "base").mkdir()
     _write(tmp_path / "base" / "common.yaml", base_spec())
-    _write(tmp_path / "child.yaml", {"extends": "base/common.yaml", "name": "child", "train": {"epochs": 9},
-                                     "data": {"train": {"batch_size": 8}}})
+    _write(
+        tmp_path / "child.yaml",
+        {"extends": "base/common.yaml", "name": "child", "train": {"epochs": 9}, "data": {"train": {"batch_size": 8}}},
+    )
     target = _script(tmp_path / "child.yaml", tmp_path / "out")
     assert "EPOCHS = 9" in target.text and "GLOBAL_BATCH_SIZE = 8" in target.text
     assert "SHUFFLE_BUFFER = 256" in target.text  # kept from the base
@@ -70,8 +72,9 @@ def test_extends_cycle_is_a_located_error(tmp_path, monkeypatch, capsys):
 def test_set_overrides_are_typed_by_the_schema_and_located(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     _write(tmp_path / "s.yaml", base_spec())
-    target = _script(tmp_path / "s.yaml", tmp_path, ["optimizer.learning_rate=0.5", "output_dir=123",
-                                                     "model.layers.0.units=7"])
+    target = _script(
+        tmp_path / "s.yaml", tmp_path, ["optimizer.learning_rate=0.5", "output_dir=123", "model.layers.0.units=7"]
+    )
     assert "learning_rate=0.5" in target.text and 'OUTPUT_DIR = "123"' in target.text and "units=7" in target.text
     plain = _script(tmp_path / "s.yaml", tmp_path)
     assert plain.spec_sha256 != target.spec_sha256  # the header hash covers the resolved spec
@@ -148,20 +151,30 @@ def test_changed_lines_sees_the_whole_file_but_the_hash(tmp_path):
     # A change at the very top or bottom of the file counts: no part of it is cut off.
     lines = text.splitlines(keepends=True)
     edited = "".join([lines[0].replace("DO NOT EDIT", "EDIT"), lines[1], "# added\n", *lines[2:], "# appended\n"])
-    assert _line_changes(text, edited) == [f"-{lines[0].rstrip()}", f"+{lines[0].rstrip().replace('DO NOT EDIT', 'EDIT')}",
-                                           "+# added", "+# appended"]
+    assert _line_changes(text, edited) == [
+        f"-{lines[0].rstrip()}",
+        f"+{lines[0].rstrip().replace('DO NOT EDIT', 'EDIT')}",
+        "+# added",
+        "+# appended",
+    ]
 
 
 def test_one_field_changes_only_the_lines_it_drives(tmp_path):
     spec = base_spec()
     faster = base_spec(optimizer={"type": "Adam", "learning_rate": 0.02})
     assert _changed_lines(tmp_path, spec, faster) == [
-        "-    return keras.optimizers.Adam(learning_rate=0.01)", "+    return keras.optimizers.Adam(learning_rate=0.02)"]
+        "-    return keras.optimizers.Adam(learning_rate=0.01)",
+        "+    return keras.optimizers.Adam(learning_rate=0.02)",
+    ]
     wider = base_spec()
     wider["model"]["layers"] = [{"type": "Dense", "units": 32, "activation": "relu"}]
     assert _changed_lines(tmp_path, spec, wider) == [
-        '-    x = keras.layers.Dense(units=16, activation="relu")(x)', '+    x = keras.layers.Dense(units=32, activation="relu")(x)']
-    metric = base_spec(metrics={"label": ["SparseCategoricalAccuracy", {"type": "SparseTopKCategoricalAccuracy", "k": 2}]})
+        '-    x = keras.layers.Dense(units=16, activation="relu")(x)',
+        '+    x = keras.layers.Dense(units=32, activation="relu")(x)',
+    ]
+    metric = base_spec(
+        metrics={"label": ["SparseCategoricalAccuracy", {"type": "SparseTopKCategoricalAccuracy", "k": 2}]}
+    )
     added = _changed_lines(tmp_path, spec, metric)
     # Two statements added (its constructor and its update), nothing else touched
     # (black wraps each of these long lines over three).
@@ -213,7 +226,8 @@ def test_a_one_value_edit_is_a_small_review_diff(tmp_path, field):
     changed = removed + added
     assert 1 <= len(changed) <= 2, (
         f"{field}: {len(removed)} line(s) removed and {len(added)} added besides the sha256 header "
-        f"(at most 2 in all):\n" + "\n".join(changed))
+        f"(at most 2 in all):\n" + "\n".join(changed)
+    )
 
 
 OPTIONS_TURNED_ON = {
@@ -228,23 +242,45 @@ def test_turning_an_option_on_adds_lines_and_rewrites_few(tmp_path, option):
     assert added, f"{option}: nothing added"
     assert len(removed) <= 2, (
         f"{option}: {len(removed)} line(s) of the old script removed or rewritten besides the sha256 header "
-        f"(at most 2), {len(added)} added; removed:\n" + "\n".join(removed))
+        f"(at most 2), {len(added)} added; removed:\n" + "\n".join(removed)
+    )
 
 
 # --- no injection ----------------------------------------------------------------------------
 
-ADVERSARIAL = ['"', "'", '"""', "'''", "\\", "a\nb", "\\n", "é🙂", '__import__("os").system("echo pwned")',
-               '"); __import__("os").system("x")  #', "${x}", "{{ v }}"]
+ADVERSARIAL = [
+    '"',
+    "'",
+    '"""',
+    "'''",
+    "\\",
+    "a\nb",
+    "\\n",
+    "é🙂",
+    '__import__("os").system("echo pwned")',
+    '"); __import__("os").system("x")  #',
+    "${x}",
+    "{{ v }}",
+]
 
 
 def _string_fields(spec: dict):
     """(setter, description) for every string field a user may write free text into."""
     yield lambda s, v: s.__setitem__("output_dir", v), "output_dir"
     yield lambda s, v: s["model"]["layers"][0].__setitem__("activation", v), "layer argument"
-    yield lambda s, v: s["metrics"]["label"].__setitem__(0, {"type": "SparseCategoricalAccuracy", "name": v}), "metric name"
-    yield lambda s, v: s["data"]["train"].__setitem__("source", {"type": "npz", "path": v, "x": v, "y": v}), "npz path and keys"
+    yield (
+        lambda s, v: s["metrics"]["label"].__setitem__(0, {"type": "SparseCategoricalAccuracy", "name": v}),
+        "metric name",
+    )
+    yield (
+        lambda s, v: s["data"]["train"].__setitem__("source", {"type": "npz", "path": v, "x": v, "y": v}),
+        "npz path and keys",
+    )
     yield lambda s, v: s["data"]["train"].__setitem__("cache", v), "cache file"
-    yield lambda s, v: s["data"]["train"].__setitem__("source", {"type": "python", "function": "m:f", "kwargs": {v: v}}), "python kwargs"
+    yield (
+        lambda s, v: s["data"]["train"].__setitem__("source", {"type": "python", "function": "m:f", "kwargs": {v: v}}),
+        "python kwargs",
+    )
     yield lambda s, v: s.__setitem__("name", v), "name"
     yield lambda s, v: s["data"]["train"].__setitem__("source", {"type": "python", "function": v}), "function"
     yield lambda s, v: s["model"].__setitem__("inputs", {v: {"shape": [8]}}), "input name"
@@ -256,7 +292,8 @@ def _constants(text: str) -> set:
 
 # Tokens that hold text rather than code (Python 3.12+ splits f-strings into the last three).
 TEXT_TOKENS = {tokenize.STRING, tokenize.COMMENT} | {
-    getattr(tokenize, name) for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END") if hasattr(tokenize, name)}
+    getattr(tokenize, name) for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END") if hasattr(tokenize, name)
+}
 
 
 def _code_only(text: str) -> str:
@@ -276,7 +313,9 @@ def _code_only(text: str) -> str:
 
 def _identifiers(text: str) -> set[str]:
     """The names the script's code uses (not those inside strings or comments)."""
-    return {token.string for token in tokenize.generate_tokens(io.StringIO(text).readline) if token.type == tokenize.NAME}
+    return {
+        token.string for token in tokenize.generate_tokens(io.StringIO(text).readline) if token.type == tokenize.NAME
+    }
 
 
 def _text_only_problems(text: str, plain_text: str, what: str) -> list[str]:
@@ -347,7 +386,12 @@ def test_adversarial_strings_are_rejected_or_land_as_literals(tmp_path, value, p
     assert landed, f"{value!r}: every field rejected it, so nothing was checked"
 
 
-names = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True).filter(lambda s: s not in {"if", "in", "is", "or", "as", "def", "for", "and", "not", "del", "try", "with", "case", "type", "match"})
+names = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True).filter(
+    lambda s: (
+        s
+        not in {"if", "in", "is", "or", "as", "def", "for", "and", "not", "del", "try", "with", "case", "type", "match"}
+    )
+)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

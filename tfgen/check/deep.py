@@ -20,31 +20,49 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfgen.spec import catalog
-from tfgen.errors import SpecError, UsageError
-from tfgen.spec.loader import Loc, Located
 from tfgen.check.modules import LookupFailed, import_function, lookup_path
-from tfgen.spec.names import output_names
+from tfgen.errors import SpecError, UsageError
 from tfgen.generate.code import adapted_arguments, float32_head, keras_call
 from tfgen.generate.plan import optimizer_view, user_functions
-from tfgen.spec.support import ADAPTABLE
+from tfgen.spec import catalog
+from tfgen.spec.loader import Loc, Located
 from tfgen.spec.models import KerasObject, Spec
 from tfgen.spec.models.model import Residual
+from tfgen.spec.names import output_names
+from tfgen.spec.support import ADAPTABLE
 
 # Losses whose target holds class ids, one axis fewer than the output (the classes axis).
 SPARSE = {"SparseCategoricalCrossentropy", "SparseCategoricalAccuracy", "SparseTopKCategoricalAccuracy"}
 # Losses and metrics whose target has the output's shape and whose last axis is the classes.
-ONE_HOT = {"CategoricalCrossentropy", "CategoricalFocalCrossentropy", "CategoricalGeneralizedCrossEntropy",
-           "CategoricalHinge", "CategoricalAccuracy", "TopKCategoricalAccuracy"}
+ONE_HOT = {
+    "CategoricalCrossentropy",
+    "CategoricalFocalCrossentropy",
+    "CategoricalGeneralizedCrossEntropy",
+    "CategoricalHinge",
+    "CategoricalAccuracy",
+    "TopKCategoricalAccuracy",
+}
 BINARY = {"BinaryCrossentropy", "BinaryFocalCrossentropy"}  # 0/1 targets (one-hot rows too)
 UNCHECKED_SHAPES = {"CTC", "Circle"}  # losses with shape contracts of their own
 # Losses with `from_logits`: the output must be logits when it is true, probabilities when false.
-PROBABILISTIC = {"BinaryCrossentropy", "BinaryFocalCrossentropy", "CategoricalCrossentropy",
-                 "CategoricalFocalCrossentropy", "SparseCategoricalCrossentropy"}
+PROBABILISTIC = {
+    "BinaryCrossentropy",
+    "BinaryFocalCrossentropy",
+    "CategoricalCrossentropy",
+    "CategoricalFocalCrossentropy",
+    "SparseCategoricalCrossentropy",
+}
 # Metrics that threshold probabilities (at 0.5 by default) and the argument that moves the threshold.
-THRESHOLD_ARGUMENT = {"BinaryAccuracy": "threshold", "BinaryIoU": "threshold", "Precision": "thresholds",
-                      "Recall": "thresholds", "TruePositives": "thresholds", "FalsePositives": "thresholds",
-                      "TrueNegatives": "thresholds", "FalseNegatives": "thresholds"}
+THRESHOLD_ARGUMENT = {
+    "BinaryAccuracy": "threshold",
+    "BinaryIoU": "threshold",
+    "Precision": "thresholds",
+    "Recall": "thresholds",
+    "TruePositives": "thresholds",
+    "FalsePositives": "thresholds",
+    "TrueNegatives": "thresholds",
+    "FalseNegatives": "thresholds",
+}
 PROBABILITY_ONLY = {"PrecisionAtRecall", "RecallAtPrecision", "SensitivityAtSpecificity", "SpecificityAtSensitivity"}
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _EXAMPLE_LENGTH = 3  # a variable-length axis in the tiny batch losses and metrics are tried on
@@ -136,9 +154,9 @@ class _Deep:
             if arg != "type" and isinstance(value, dict) and "type" in value:
                 nested = catalog.nested_kind(str(arg), str(value["type"]))
                 if nested is None:  # structural validation reports it first; never pass silently
-                    self.fail(loc + (arg, "type"), f"`{value['type']}` is not a Keras class that `{arg}` takes")
+                    self.fail((*loc, arg, "type"), f"`{value['type']}` is not a Keras class that `{arg}` takes")
                     return None
-                if self.construct(value, nested, loc + (arg,)) is None:
+                if self.construct(value, nested, (*loc, arg)) is None:
                     return None
         return self.evaluate(keras_call(obj, kind, extra), loc, name)
 
@@ -147,14 +165,14 @@ class _Deep:
         and argument names, values as Python literals), with only `keras` and `names` in scope."""
         try:
             return eval(code, {"__builtins__": {}, "keras": self.keras, **names})
-        except Exception as error:  # noqa: BLE001 - any Keras refusal is the user's to fix
+        except Exception as error:
             self.fail(loc, f"{name}: {first_line(error)}")
             return None
 
     def apply(self, layer: Any, x: Any, loc: Loc, name: str, **kwargs: Any) -> Any:
         try:
             return layer(x, **kwargs)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             self.fail(loc, f"{name}: {first_line(error)}")
             return None
 
@@ -164,12 +182,12 @@ class _Deep:
         for i, item in enumerate(items):
             if isinstance(item, Residual):
                 shortcut = x
-                x = self.stack(item.residual, x, loc + (i, "residual"))
+                x = self.stack(item.residual, x, (*loc, i, "residual"))
                 if x is not None:
-                    x = self.apply(self.keras.layers.Add(), [shortcut, x], loc + (i,), "residual: Add")
+                    x = self.apply(self.keras.layers.Add(), [shortcut, x], (*loc, i), "residual: Add")
                 continue
-            layer = self.layer(item, loc + (i,))
-            x = None if layer is None or x is None else self.apply(layer, x, loc + (i,), item.type)
+            layer = self.layer(item, (*loc, i))
+            x = None if layer is None or x is None else self.apply(layer, x, (*loc, i), item.type)
         return x
 
     def layer(self, item: KerasObject, loc: Loc) -> Any:
@@ -178,8 +196,11 @@ class _Deep:
         if stats and not any(arg in item.args for arg in stats) and not adapted:
             given = " and ".join(f"`{arg}`" for arg in stats)
             them = "them" if len(stats) > 1 else "it"
-            self.fail(loc, f"{item.type}: no {given}: add `adapt: true` to compute {them} from the training data "
-                      f"before training, or give {them}")
+            self.fail(
+                loc,
+                f"{item.type}: no {given}: add `adapt: true` to compute {them} from the training data "
+                f"before training, or give {them}",
+            )
             return None
         extra = adapted_arguments(item, self.adapted, self.spec.precision != "float32")
         return self.construct(item, "layers", loc, extra)
@@ -228,8 +249,11 @@ class _Deep:
                 x = None if layer is None or x is None else self.apply(layer, x, loc, item.type, training=training)
                 last = loc, item.type
         if x is not None and not _same_shape(tuple(x.shape[1:]), tuple(declared.shape)):
-            self.fail(last[0], f"{last[1]}: after it an example is {_shape(x.shape[1:])}, but the model's input "
-                      f"`{name}` is declared {_shape(declared.shape)}")
+            self.fail(
+                last[0],
+                f"{last[1]}: after it an example is {_shape(x.shape[1:])}, but the model's input "
+                f"`{name}` is declared {_shape(declared.shape)}",
+            )
 
     def layer_model(self):
         spec, keras = self.spec, self.keras
@@ -247,7 +271,7 @@ class _Deep:
             return None, outputs
         try:
             return keras.Model(inputs=inputs, outputs=outputs, name=spec.name), outputs
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             self.fail(("model",), f"Model: {first_line(error)}")
             return None, outputs
 
@@ -258,7 +282,7 @@ class _Deep:
             return None, None
         try:
             model = build(**spec.model.kwargs)
-        except Exception as error:  # noqa: BLE001 - the user's function
+        except Exception as error:
             self.fail(loc, f"`{spec.model.builder}` raised {type(error).__name__}: {first_line(error)}")
             return None, None
         if not isinstance(model, keras.Model):
@@ -266,21 +290,25 @@ class _Deep:
             return None, None
         try:
             outputs = model(self.inputs())  # the batches are dicts keyed by input name
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             self.fail(loc, f"the model refuses the spec's inputs ({', '.join(spec.model.inputs)}): {first_line(error)}")
             return None, None
         if not isinstance(outputs, dict) or set(outputs) != set(spec.targets):
             found = _names(outputs) if isinstance(outputs, dict) else f"a {type(outputs).__name__}"
-            self.fail(loc, f"the model's outputs must be a dict keyed by the targets ({_names(spec.targets)}), "
-                      f"found {found}")
+            self.fail(
+                loc, f"the model's outputs must be a dict keyed by the targets ({_names(spec.targets)}), found {found}"
+            )
             return model, None
         if isinstance(model.output, dict):  # its own graph shows each head's last layer
             self.graph_outputs = model.output
         if spec.precision != "float32":
             for name, out in outputs.items():
                 if out.dtype != "float32":
-                    self.fail(loc, f"output `{name}` is {out.dtype} under {spec.precision}: give its last layer "
-                              "dtype='float32' (losses never run in float16)")
+                    self.fail(
+                        loc,
+                        f"output `{name}` is {out.dtype} under {spec.precision}: give its last layer "
+                        "dtype='float32' (losses never run in float16)",
+                    )
         return model, outputs
 
     # --- heads: output vs target, loss and metrics -----------------------------------------
@@ -290,7 +318,9 @@ class _Deep:
         loss_spec = spec.losses[name]
         loss_loc = ("losses", name)
         loss = self.construct(loss_spec, "losses", loss_loc, {"reduction": "None"})
-        metrics = [(i, m, self.construct(m, "metrics", ("metrics", name, i))) for i, m in enumerate(spec.metrics.get(name, []))]
+        metrics = [
+            (i, m, self.construct(m, "metrics", ("metrics", name, i))) for i, m in enumerate(spec.metrics.get(name, []))
+        ]
         if out is None:
             return
         target = spec.targets[name]
@@ -318,25 +348,34 @@ class _Deep:
             if len(target) == len(output) and target and target[-1] == 1:
                 target = target[:-1]  # Keras squeezes a trailing 1 from class ids
             if len(output) != len(target) + 1 or not _same_shape(output[:-1], target):
-                self.fail(loc, f"{kind}: target `{name}` of shape {_shape(target)} holds class ids, so the output "
-                          f"must be {_shape(target + ('classes',))}, but it is {_shape(output)}")
+                self.fail(
+                    loc,
+                    f"{kind}: target `{name}` of shape {_shape(target)} holds class ids, so the output "
+                    f"must be {_shape((*target, 'classes'))}, but it is {_shape(output)}",
+                )
                 return False
-        elif kind in UNCHECKED_SHAPES or kind not in catalog.classes("losses") and kind not in ONE_HOT:
+        elif kind in UNCHECKED_SHAPES or (kind not in catalog.classes("losses") and kind not in ONE_HOT):
             return True
         elif not _same_shape(*_squeezed(output, target)):
             hint = ""
-            if kind in ONE_HOT and classes and output == target + (classes,):
+            if kind in ONE_HOT and classes and output == (*target, classes):
                 hint = f"; for class ids use Sparse{kind}"
-            self.fail(loc, f"{kind}: output `{name}` is {_shape(output)} per example but its target is "
-                      f"{_shape(target)}{hint}")
+            self.fail(
+                loc, f"{kind}: output `{name}` is {_shape(output)} per example but its target is {_shape(target)}{hint}"
+            )
             return False
         if kind in BINARY and classes and classes > 2 and (not target or target[-1] != classes):
-            self.fail(loc, f"{kind}: takes 0/1 targets, but target `{name}` has `classes: {classes}`: for class ids "
-                      f"use SparseCategoricalCrossentropy on {classes} outputs")
+            self.fail(
+                loc,
+                f"{kind}: takes 0/1 targets, but target `{name}` has `classes: {classes}`: for class ids "
+                f"use SparseCategoricalCrossentropy on {classes} outputs",
+            )
             return False
         if classes and (kind in SPARSE or kind in ONE_HOT) and output and output[-1] not in (None, classes):
-            self.fail(loc, f"{kind}: output `{name}` gives {output[-1]} class scores but target `{name}` has "
-                      f"`classes: {classes}`")
+            self.fail(
+                loc,
+                f"{kind}: output `{name}` gives {output[-1]} class scores but target `{name}` has `classes: {classes}`",
+            )
             return False
         return True
 
@@ -351,12 +390,18 @@ class _Deep:
             return
         logits = bool(loss_spec.args.get("from_logits", False))
         if logits and final in ("softmax", "sigmoid"):
-            self.fail(("losses", name, "from_logits"), f"{loss_spec.type}: output `{name}` ends in a {final} "
-                      f"({layer}), so it is not logits: remove `from_logits: true` or the activation")
+            self.fail(
+                ("losses", name, "from_logits"),
+                f"{loss_spec.type}: output `{name}` ends in a {final} "
+                f"({layer}), so it is not logits: remove `from_logits: true` or the activation",
+            )
             return
         if not logits and final == "linear":
-            self.fail(("losses", name), f"{loss_spec.type}: output `{name}` has no activation ({layer}), so it "
-                      "gives logits, but the loss expects probabilities: set `from_logits: true`")
+            self.fail(
+                ("losses", name),
+                f"{loss_spec.type}: output `{name}` has no activation ({layer}), so it "
+                "gives logits, but the loss expects probabilities: set `from_logits: true`",
+            )
             return
         if not logits:
             return
@@ -364,14 +409,25 @@ class _Deep:
             loc = ("metrics", name, i)
             argument = THRESHOLD_ARGUMENT.get(metric.type)
             if argument and argument not in metric.args:
-                self.fail(loc, f"{metric.type}: thresholds at 0.5, but output `{name}` gives logits (its loss has "
-                          f"`from_logits: true`): set `{argument}: 0.0` (a logit of 0 is a probability of 0.5)")
+                self.fail(
+                    loc,
+                    f"{metric.type}: thresholds at 0.5, but output `{name}` gives logits (its loss has "
+                    f"`from_logits: true`): set `{argument}: 0.0` (a logit of 0 is a probability of 0.5)",
+                )
             elif metric.type in PROBABILITY_ONLY:
-                self.fail(loc, f"{metric.type}: reads probabilities in [0, 1], but output `{name}` gives logits "
-                          "(its loss has `from_logits: true`)")
-            elif "from_logits" in catalog.classes("metrics")[metric.type]["params"] and not metric.args.get("from_logits"):
-                self.fail(loc, f"{metric.type}: output `{name}` gives logits (its loss has `from_logits: true`): "
-                          "set `from_logits: true`")
+                self.fail(
+                    loc,
+                    f"{metric.type}: reads probabilities in [0, 1], but output `{name}` gives logits "
+                    "(its loss has `from_logits: true`)",
+                )
+            elif "from_logits" in catalog.classes("metrics")[metric.type]["params"] and not metric.args.get(
+                "from_logits"
+            ):
+                self.fail(
+                    loc,
+                    f"{metric.type}: output `{name}` gives logits (its loss has `from_logits: true`): "
+                    "set `from_logits: true`",
+                )
 
     def try_on_batch(self, name: str, out: Any, loss: Any, kind: str, loc: Loc, metrics: list) -> None:
         """Call the loss and update the metrics on a batch of two zero examples (never data)."""
@@ -380,14 +436,14 @@ class _Deep:
         y_true = zeros([2, *(d or _EXAMPLE_LENGTH for d in target.shape)], dtype=target.dtype)
         try:
             loss(y_true, y_pred)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             self.fail(loc, f"{kind}: {first_line(error)}")
         for i, metric, built in metrics:
             if built is None:
                 continue
             try:
                 built.update_state(y_true, y_pred)
-            except Exception as error:  # noqa: BLE001
+            except Exception as error:
                 self.fail(("metrics", name, i), f"{metric.type}: {first_line(error)}")
 
     # --- optimizer ---------------------------------------------------------------------------
@@ -402,7 +458,7 @@ class _Deep:
             learning_rate = schedule
             try:
                 first = float(schedule(0))
-            except Exception as error:  # noqa: BLE001
+            except Exception as error:
                 self.fail(("optimizer", "learning_rate"), f"{rate['type']}: {first_line(error)}")
                 return
             if not math.isfinite(first) or first < 0:
@@ -419,7 +475,7 @@ class _Deep:
         if model is not None:
             try:
                 optimizer.build(model.trainable_variables)  # the script builds the slots before step 1
-            except Exception as error:  # noqa: BLE001
+            except Exception as error:
                 self.fail(("optimizer",), f"{spec.optimizer.type}: {first_line(error)}")
 
 
@@ -431,9 +487,14 @@ def summary_table(model: Any) -> str:
             shape = layer.output.shape
         except (AttributeError, ValueError):  # a layer used more than once has no single output
             shape = None
-        rows.append((layer.name, type(layer).__name__, "?" if shape is None else _shape(shape), f"{layer.count_params():,}"))
+        rows.append(
+            (layer.name, type(layer).__name__, "?" if shape is None else _shape(shape), f"{layer.count_params():,}")
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    lines = ["  ".join([*(cell.ljust(w) for cell, w in zip(row[:3], widths)), row[3].rjust(widths[3])]) for row in rows]
+    lines = [
+        "  ".join([*(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=False)), row[3].rjust(widths[3])])
+        for row in rows
+    ]
     trainable = sum(math.prod(v.shape) for v in model.trainable_weights)
     total = model.count_params()
     lines.append(f"{total:,} parameters ({trainable:,} trainable, {total - trainable:,} not)")
@@ -462,7 +523,7 @@ def _final_activation(keras, out: Any) -> tuple[str | None, str]:
 def _activation_name(keras, function: Any) -> str | None:
     try:
         name = keras.activations.serialize(function)
-    except Exception:  # noqa: BLE001 - a custom callable
+    except Exception:
         return None
     return name if isinstance(name, str) else None
 
@@ -481,7 +542,7 @@ def _names(keys) -> str:
 
 
 def _same_shape(a: tuple, b: tuple) -> bool:
-    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
+    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b, strict=False))
 
 
 def _shape(shape) -> str:

@@ -23,7 +23,6 @@ from typing import Any
 
 from tfgen.spec.catalog import closest, did_you_mean
 
-
 # The libraries tfgen itself uses or names in its examples: a spec may name them without --trust.
 LIBRARIES = ("keras", "tensorflow", "numpy", "sklearn.datasets", "tensorflow_datasets", "tfgen.datasets")
 VENDORED = {"site-packages", "dist-packages"}  # installed packages, even inside the project
@@ -39,8 +38,10 @@ def refusal(reference: str, module: str, spec_dir: Path) -> str | None:
     if any(f"{module}.".startswith(f"{library}.") for library in LIBRARIES):
         return None
     top = module.partition(".")[0]
-    refused = (f"{reference}: refusing to import `{module}` (not a module of this project nor a library tfgen "
-               "uses); pass --trust to allow it")
+    refused = (
+        f"{reference}: refusing to import `{module}` (not a module of this project nor a library tfgen "
+        "uses); pass --trust to allow it"
+    )
     if top in sys.stdlib_module_names:
         return refused
     if top in {library.partition(".")[0] for library in LIBRARIES} and _missing(module):
@@ -112,7 +113,7 @@ def import_function(reference: str, spec_dir: Path, trust: bool = False) -> Call
                     f"directory and next to the spec in {_shown(spec_dir)})"
                 ) from None
             raise LookupFailed(f"importing `{module_name}` failed: {_one_line(error)}") from None
-        except (Exception, SystemExit) as error:  # noqa: BLE001 - the module's own code failed
+        except (Exception, SystemExit) as error:
             raise LookupFailed(f"importing `{module_name}` failed: {_one_line(error)}") from None
     function = getattr(module, name, None)
     if function is None:
@@ -135,7 +136,7 @@ def _sibling_hint(missing: str) -> str:
         return ""
     try:
         package = importlib.import_module(parent)
-    except Exception:  # noqa: BLE001 - only a hint
+    except Exception:
         return ""
     names = [info.name for info in pkgutil.iter_modules(getattr(package, "__path__", []))]
     match = closest(last, names)

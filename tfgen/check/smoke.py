@@ -105,8 +105,11 @@ def prepare(specs: list[Path], overrides: list[str], folder: Path) -> list[Smoke
     """Validate every spec (SpecError with the problems of all invalid ones), then build each into
     its own subfolder of `folder` (so specs of the same name do not collide)."""
     issues = Issues()
-    valid = [(path, loaded) for path in dict.fromkeys(specs)  # a spec given twice runs once
-             if (loaded := issues.attempt(load_spec, path, overrides))]
+    valid = [
+        (path, loaded)
+        for path in dict.fromkeys(specs)  # a spec given twice runs once
+        if (loaded := issues.attempt(load_spec, path, overrides))
+    ]
     issues.raise_any()
     smokes = []
     for number, (spec_path, loaded) in enumerate(valid):
@@ -145,8 +148,9 @@ class Runner:
         with self.lock:
             if self.stopped:
                 return subprocess.CompletedProcess(command, None, "", "")
-            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                       env=self.env, start_new_session=True)
+            process = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env, start_new_session=True
+            )
             self.running.add(process)
         try:
             out, err = process.communicate(timeout=self.timeout)
@@ -200,8 +204,9 @@ def judge(smoke: Smoke, result: subprocess.CompletedProcess, seconds: str) -> Ou
     from_first = resumed is not None and f"{Path(resumed['path']).name}.index" in first["checkpoints"]
     if not from_first or [row.get("epoch") for row in rows] != [1, 2] or rows[0] != first["history"][0]:
         epochs = [row.get("epoch") for row in rows]
-        return Outcome(False, f"{smoke.shown}: the second run did not resume from the first's checkpoint "
-                              f"(history epochs {epochs})")
+        return Outcome(
+            False, f"{smoke.shown}: the second run did not resume from the first's checkpoint (history epochs {epochs})"
+        )
     return Outcome(True, f"{smoke.shown} (saved at epoch 1, resumed to epoch 2; {seconds})")
 
 

@@ -10,6 +10,7 @@ signals (SIGTERM, SIGHUP, SIGQUIT) so the workers save before they exit.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -103,8 +104,9 @@ class Group:
         for index in self.indices:
             env = {**os.environ, "TF_CONFIG": tf_config(self.hosts, index), "PYTHONUNBUFFERED": "1"}
             # Its own session: a terminal's Ctrl-C reaches the launcher alone, which forwards it.
-            process = subprocess.Popen(self.command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                       start_new_session=True)
+            process = subprocess.Popen(
+                self.command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+            )
             self.processes[index] = process
             say(f"started worker {index} of {len(self.hosts)} at {self.hosts[index]} (pid {process.pid})")
             for stream, sink in ((process.stdout, sys.stdout), (process.stderr, sys.stderr)):
@@ -173,14 +175,20 @@ class Interrupts:
 
 
 def say(message: str) -> None:
-    try:
+    # Our terminal may be gone (SIGHUP): the workers still need stopping.
+    with contextlib.suppress(OSError, ValueError):
         print(f"tfgen launch: {message}", file=sys.stderr, flush=True)
-    except (OSError, ValueError):  # our terminal is gone (SIGHUP): the workers still need stopping
-        pass
 
 
-def launch(script: Path, args: list[str], hosts: list[str], indices: list[int], max_restarts: int = 0,
-           grace: float = 30.0, fresh_ports: bool = False) -> int:
+def launch(
+    script: Path,
+    args: list[str],
+    hosts: list[str],
+    indices: list[int],
+    max_restarts: int = 0,
+    grace: float = 30.0,
+    fresh_ports: bool = False,
+) -> int:
     """Run the workers `indices` of the cluster `hosts`; restart the group after a failure.
 
     Returns 0 when every worker exits 0, else the exit code of the worker that failed (or
@@ -208,8 +216,10 @@ def launch(script: Path, args: list[str], hosts: list[str], indices: list[int], 
                 say(f"worker {index} {describe(returncode)}; stopped the group (no restarts left)")
                 return exit_code(returncode)
             attempt += 1
-            say(f"worker {index} {describe(returncode)}; restarting the group ({attempt}/{max_restarts}), "
-                "resuming from the last checkpoint")
+            say(
+                f"worker {index} {describe(returncode)}; restarting the group ({attempt}/{max_restarts}), "
+                "resuming from the last checkpoint"
+            )
 
 
 def wait(group: Group, interrupts: Interrupts, grace: float) -> tuple[int, int] | None:
@@ -219,8 +229,10 @@ def wait(group: Group, interrupts: Interrupts, grace: float) -> tuple[int, int] 
             # Every worker notes the signal and, at the next step boundary, they save together and exit.
             received = signal.Signals(interrupts.received[0])
             forwarded = FORWARD[received]
-            say(f"{received.name}: asking every worker to save and stop ({forwarded.name} to each, "
-                f"SIGKILL after {grace:g} s)")
+            say(
+                f"{received.name}: asking every worker to save and stop ({forwarded.name} to each, "
+                f"SIGKILL after {grace:g} s)"
+            )
             group.signal(forwarded)
             group.stop(grace)
             return None
@@ -249,8 +261,9 @@ def run(args) -> int:
         if args.workers < 1:
             raise UsageError("--workers must be at least 1")
         hosts = [f"127.0.0.1:{port}" for port in free_ports(args.workers)]
-        return launch(args.script, script_args, hosts, list(range(args.workers)), args.max_restarts, args.grace,
-                      fresh_ports=True)
+        return launch(
+            args.script, script_args, hosts, list(range(args.workers)), args.max_restarts, args.grace, fresh_ports=True
+        )
     if args.index is None:
         raise UsageError("--hosts needs --index I: which of them this host is")
     hosts = parse_hosts(args.hosts)
@@ -269,10 +282,20 @@ def add_parsers(commands) -> None:
     launch.add_argument("--workers", type=int, metavar="N", help="start N workers on this host")
     launch.add_argument("--hosts", metavar="H:P,...", help="every worker's host:port (one per host), with --index")
     launch.add_argument("--index", type=int, metavar="I", help="with --hosts: this host's place in the list")
-    launch.add_argument("--max-restarts", type=int, default=0, metavar="K",
-                        help="restart the group after a failure up to K times (default 0)")
-    launch.add_argument("--grace", type=float, default=30.0, metavar="S",
-                        help="seconds the workers get to save after Ctrl-C or a stop signal before SIGKILL (default 30)")
+    launch.add_argument(
+        "--max-restarts",
+        type=int,
+        default=0,
+        metavar="K",
+        help="restart the group after a failure up to K times (default 0)",
+    )
+    launch.add_argument(
+        "--grace",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds the workers get to save after Ctrl-C or a stop signal before SIGKILL (default 30)",
+    )
     launch.add_argument("script", type=Path, metavar="SCRIPT", help="the generated script")
     launch.add_argument("args", nargs=argparse.REMAINDER, metavar="-- ARGS", help="the script's options")
     config = commands.add_parser("tf-config", help="print the TF_CONFIG of one worker of a host list")

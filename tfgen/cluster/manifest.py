@@ -66,8 +66,14 @@ def run(args) -> int:
 
 def check_values(args) -> None:
     """UsageError (one line) for a value no manifest may hold: a control character, a bad count, size or port."""
-    texts = {"SPEC": str(args.spec), "--command": args.worker_command, "--image": args.image,
-             "--memory": args.memory, "--volume-claim": args.volume_claim, "--mount": args.mount}
+    texts = {
+        "SPEC": str(args.spec),
+        "--command": args.worker_command,
+        "--image": args.image,
+        "--memory": args.memory,
+        "--volume-claim": args.volume_claim,
+        "--mount": args.mount,
+    }
     for option, text in texts.items():
         if text is not None and CONTROL.search(text):
             raise UsageError(f"{option}: control characters (newline, tab, ...) are not allowed")
@@ -103,8 +109,12 @@ def command_words(args) -> list[str]:
 def tfjob(name: str, header: str, args, command: list[str]) -> str:
     """A kubeflow.org/v1 TFJob: N Worker replicas (worker 0 is the chief), restarted on failure."""
     limits = {"cpu": args.cpus, "memory": args.memory, "nvidia.com/gpu": args.gpus or None}
-    container = {"name": "tensorflow", "image": args.image, "command": command,
-                 "ports": [{"name": "tfjob-port", "containerPort": TFJOB_PORT}]}
+    container = {
+        "name": "tensorflow",
+        "image": args.image,
+        "command": command,
+        "ports": [{"name": "tfjob-port", "containerPort": TFJOB_PORT}],
+    }
     if any(limits.values()):
         container["resources"] = {"limits": {k: str(v) for k, v in limits.items() if v}}
     pod = {"containers": [container]}
@@ -169,11 +179,18 @@ def add_parser(commands) -> None:
     manifest.add_argument("spec", type=Path, metavar="SPEC", help="a spec with strategy type multi_worker_mirrored")
     manifest.add_argument("--kind", required=True, choices=("tfjob", "slurm"))
     manifest.add_argument("--workers", required=True, type=int, metavar="N", help="worker processes (one per node)")
-    manifest.add_argument("--command", dest="worker_command", metavar="COMMAND", help="what each worker runs, split into words as a shell does and run without a shell "
-                          "(default: python generated/SPEC_STEM.py)")
+    manifest.add_argument(
+        "--command",
+        dest="worker_command",
+        metavar="COMMAND",
+        help="what each worker runs, split into words as a shell does and run without a shell "
+        "(default: python generated/SPEC_STEM.py)",
+    )
     manifest.add_argument("--image", help="tfjob: the container image (holding the script and tfgen_runtime/)")
     manifest.add_argument("--cpus", type=int, help="CPUs per worker")
-    manifest.add_argument("--memory", help="memory per worker: N[Ki|Mi|Gi|Ti|k|M|G|T] (tfjob, e.g. 8Gi) or N[K|M|G|T] (slurm, e.g. 8G)")
+    manifest.add_argument(
+        "--memory", help="memory per worker: N[Ki|Mi|Gi|Ti|k|M|G|T] (tfjob, e.g. 8Gi) or N[K|M|G|T] (slurm, e.g. 8G)"
+    )
     manifest.add_argument("--gpus", type=int, default=0, help="GPUs per worker")
     manifest.add_argument("--max-restarts", type=int, default=3, help="tfjob: runPolicy.backoffLimit (default 3)")
     manifest.add_argument("--volume-claim", help="tfjob: a PersistentVolumeClaim all pods mount (at --mount)")

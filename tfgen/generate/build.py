@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import os
@@ -15,13 +16,13 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from tfgen.errors import SpecError, SpecIssue, UsageError
-from tfgen.paths import display_path, shown_path
-from tfgen.spec.loader import Located
 from tfgen.generate.plan import user_functions
 from tfgen.generate.render import RUNTIME_DIR, render, render_runtime
-from tfgen.spec.resolve import resolve, resolved_sha256
 from tfgen.generate.selfcheck import require_clean
+from tfgen.paths import display_path, shown_path
+from tfgen.spec.loader import Located
 from tfgen.spec.models import Spec
+from tfgen.spec.resolve import resolve, resolved_sha256
 from tfgen.spec.validate import validate
 
 T = TypeVar("T")
@@ -31,8 +32,12 @@ TRAINING_MODULES = ("keras", "tensorflow", "numpy")
 # The sha256 of the spec a script was generated from: its SPEC_SHA256 constant.
 HASH_LINE = re.compile(r'^SPEC_SHA256 = "([0-9a-f]{64})"', re.MULTILINE)
 MAX_GENERATED_BYTES = 4 * 2**20  # a file at a generated path larger than this is not tfgen's
-KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
-         stat.S_IFSOCK: "a socket"}
+KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
 
 
 @dataclass(frozen=True)
@@ -79,8 +84,13 @@ class Issues:
             raise SpecError(self.found)
 
 
-def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[str, ...] = (), *,
-                 loaded: dict[Path, Loaded] | None = None) -> list[Target]:
+def plan_targets(
+    specs: list[Path],
+    out_dir: Path,
+    overrides: list[str] | tuple[str, ...] = (),
+    *,
+    loaded: dict[Path, Loaded] | None = None,
+) -> list[Target]:
     """Render every spec; raise SpecError with the problems of all specs if any is invalid.
     `loaded`: specs already loaded (by load_spec), rendered as they are instead of loaded again."""
     targets, issues = [], Issues()
@@ -90,19 +100,51 @@ def plan_targets(specs: list[Path], out_dir: Path, overrides: list[str] | tuple[
         shown = display_path(spec_path)
         output = out_dir / f"{spec_path.stem}.py"
         if spec_path.stem == RUNTIME_DIR:
-            issues.found.append(SpecIssue(shown, 1, 1, "", f"a spec named `{spec_path.name}` would be shadowed by the support package {RUNTIME_DIR}/: rename it"))
+            issues.found.append(
+                SpecIssue(
+                    shown,
+                    1,
+                    1,
+                    "",
+                    f"a spec named `{spec_path.name}` would be shadowed by the support package {RUNTIME_DIR}/: rename it",
+                )
+            )
             continue
         if spec_path.stem in sys.stdlib_module_names or spec_path.stem in TRAINING_MODULES:
-            issues.found.append(SpecIssue(shown, 1, 1, "", f"a spec named `{spec_path.name}` would generate {spec_path.stem}.py, which would shadow the module `{spec_path.stem}` (a script's folder comes first on sys.path, so `import {spec_path.stem}` would import the script): rename the spec"))
+            issues.found.append(
+                SpecIssue(
+                    shown,
+                    1,
+                    1,
+                    "",
+                    f"a spec named `{spec_path.name}` would generate {spec_path.stem}.py, which would shadow the module `{spec_path.stem}` (a script's folder comes first on sys.path, so `import {spec_path.stem}` would import the script): rename the spec",
+                )
+            )
             continue
         if output.resolve() in given:
-            issues.found.append(SpecIssue(shown, 1, 1, "", f"the generated script {display_path(output)} would overwrite a spec given to this command: rename the spec or pick another --out"))
+            issues.found.append(
+                SpecIssue(
+                    shown,
+                    1,
+                    1,
+                    "",
+                    f"the generated script {display_path(output)} would overwrite a spec given to this command: rename the spec or pick another --out",
+                )
+            )
             continue
         first = writers.setdefault(output.resolve(), spec_path)
         if first.resolve() == spec_path.resolve() and first is not spec_path:
             continue  # the same spec twice: build it once
         if first is not spec_path:
-            issues.found.append(SpecIssue(shown, 1, 1, "", f"{display_path(first)} also writes {display_path(output)} (specs with the same name in one build): rename one"))
+            issues.found.append(
+                SpecIssue(
+                    shown,
+                    1,
+                    1,
+                    "",
+                    f"{display_path(first)} also writes {display_path(output)} (specs with the same name in one build): rename one",
+                )
+            )
             continue
         ready = (loaded or {}).get(spec_path) or issues.attempt(load_spec, spec_path, overrides)
         if ready and (target := issues.attempt(_script_target, spec_path, ready, output)):
@@ -174,16 +216,22 @@ def write_files(files: list[tuple[Path, str]]) -> None:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except FileExistsError:
-                raise OutputError(f"{shown_path(path.parent)}: cannot create the output folder: a file is in the way") from None
+                raise OutputError(
+                    f"{shown_path(path.parent)}: cannot create the output folder: a file is in the way"
+                ) from None
             except OSError as error:
-                raise OutputError(f"{shown_path(path.parent)}: cannot create the output folder: {_reason(error)}") from None
+                raise OutputError(
+                    f"{shown_path(path.parent)}: cannot create the output folder: {_reason(error)}"
+                ) from None
             created.extend(reversed(missing))
         for path, _ in files:
             pattern = _temporary_pattern(path)
             try:
                 leftovers = [entry for entry in os.scandir(path.parent) if pattern.match(entry.name)]
             except OSError as error:
-                raise OutputError(f"{shown_path(path.parent)}: cannot list the output folder: {_reason(error)}") from None
+                raise OutputError(
+                    f"{shown_path(path.parent)}: cannot list the output folder: {_reason(error)}"
+                ) from None
             for entry in leftovers:
                 Path(entry.path).unlink(missing_ok=True)
         formers = {}  # each file's bytes before the build (None: none), read before any rename
@@ -206,10 +254,8 @@ def write_files(files: list[tuple[Path, str]]) -> None:
         for path, former in reversed(previous):
             _restore(path, former)
         for folder in reversed(created):
-            try:
+            with contextlib.suppress(OSError):
                 folder.rmdir()
-            except OSError:
-                pass
         raise
 
 
@@ -290,7 +336,9 @@ def current(target: Target) -> str | None:
     try:
         return None if data is None else data.decode("utf-8")
     except UnicodeDecodeError:
-        raise OutputError(f"{shown_path(target.output)}: cannot read the generated file: it is not UTF-8 text") from None
+        raise OutputError(
+            f"{shown_path(target.output)}: cannot read the generated file: it is not UTF-8 text"
+        ) from None
 
 
 def problem(target: Target) -> str | None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tfgen.generate.build import write_atomically
-from tfgen.paths import display_path, project_root
 from tfgen.errors import UsageError
+from tfgen.generate.build import write_atomically
 from tfgen.generate.render import environment
+from tfgen.paths import display_path, project_root
 from tfgen.spec.models.base import _identifier
 
 
@@ -23,8 +23,10 @@ def write_starter(name: str, folder: Path) -> str:
         raise UsageError(f"{display_path(path)} exists; pick another NAME or remove it")
     schema = project_root(Path.cwd().resolve()) / "tfgen.schema.json"
     schema_ref = os.path.relpath(schema, folder.resolve()).replace(os.sep, "/")
-    text = environment().get_template("starter.yaml.jinja").render(
-        name=name, spec_path=display_path(path), schema_ref=schema_ref
+    text = (
+        environment()
+        .get_template("starter.yaml.jinja")
+        .render(name=name, spec_path=display_path(path), schema_ref=schema_ref)
     )
     write_atomically(path, text)
     return display_path(path)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 
-
 from tfgen.generate.code import KEPT_OUTSIDE, argument, float32_head, keras_call, keywords, layer_lines, literal
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit
 from tfgen.generate.views import (
+    SOURCE_IMPORTS,
     Batching,
     Cache,
     CheckpointView,
@@ -31,7 +31,6 @@ from tfgen.generate.views import (
     Part,
     PrecisionView,
     Profile,
-    SOURCE_IMPORTS,
     SourceType,
     SourceView,
     StepView,
@@ -45,7 +44,6 @@ from tfgen.spec.models import Spec
 from tfgen.spec.names import has_validation, metric_keys, output_names
 from tfgen.spec.support import model_layers
 
-
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
@@ -56,18 +54,83 @@ RUNTIME_MODULE = "tfgen_runtime"  # the support package written beside the scrip
 # generated script and fails if it binds a name missing here. User modules are never bound at
 # the top level (`rt.function` imports them when called), so no spec can shadow these.
 SCRIPT_NAMES = frozenset(
-    """os sys time zipfile Path keras tf rt
-    SPEC_SHA256 MADE_BY SEED OUTPUT_DIR SPEC_DIR EPOCHS GLOBAL_BATCH_SIZE VALIDATION_BATCH_SIZE SHUFFLE_BUFFER VALIDATION_SPLIT
-    INPUTS TARGETS SYNTHETIC_TRAIN_EXAMPLES SYNTHETIC_VALIDATION_EXAMPLES STEPS_PER_EXECUTION
-    ACCUMULATION_STEPS EXAMPLES_PER_UPDATE LOSS_WEIGHTS CLIP_LIMIT VALIDATION_EVERY
-    VALIDATION_STEPS CHECKPOINT_EVERY_EPOCHS CHECKPOINT_EVERY_STEPS CHECKPOINTS_TO_KEEP CPU_REPLICAS
-    LOG_EVERY_STEPS PROFILE_START_STEP PROFILE_STEPS LOSSES ADAPT_BATCHES KEPT_OUTSIDE kept_outside learned adapt COLLECTIVE_TIMEOUT_SECONDS np
-    load_data load_npz load_tfrecord load_keras_dataset train_pipeline
-    validation_pipeline build_datasets build_preprocessing build_augmentation build_model
-    build_optimizer WarmUp ScaledOnPlateau build_metrics per_example_losses mean_per_example
-    total_loss update_metrics LossWeighting
-    skip_everywhere_if_nonfinite clip_across_replicas apply_unless_nonfinite Summaries Profiler
-    shard_options layer_map Trainer train_epoch end_epoch fit main""".split()
+    [
+        "os",
+        "sys",
+        "time",
+        "zipfile",
+        "Path",
+        "keras",
+        "tf",
+        "rt",
+        "SPEC_SHA256",
+        "MADE_BY",
+        "SEED",
+        "OUTPUT_DIR",
+        "SPEC_DIR",
+        "EPOCHS",
+        "GLOBAL_BATCH_SIZE",
+        "VALIDATION_BATCH_SIZE",
+        "SHUFFLE_BUFFER",
+        "VALIDATION_SPLIT",
+        "INPUTS",
+        "TARGETS",
+        "SYNTHETIC_TRAIN_EXAMPLES",
+        "SYNTHETIC_VALIDATION_EXAMPLES",
+        "STEPS_PER_EXECUTION",
+        "ACCUMULATION_STEPS",
+        "EXAMPLES_PER_UPDATE",
+        "LOSS_WEIGHTS",
+        "CLIP_LIMIT",
+        "VALIDATION_EVERY",
+        "VALIDATION_STEPS",
+        "CHECKPOINT_EVERY_EPOCHS",
+        "CHECKPOINT_EVERY_STEPS",
+        "CHECKPOINTS_TO_KEEP",
+        "CPU_REPLICAS",
+        "LOG_EVERY_STEPS",
+        "PROFILE_START_STEP",
+        "PROFILE_STEPS",
+        "LOSSES",
+        "ADAPT_BATCHES",
+        "KEPT_OUTSIDE",
+        "kept_outside",
+        "learned",
+        "adapt",
+        "COLLECTIVE_TIMEOUT_SECONDS",
+        "np",
+        "load_data",
+        "load_npz",
+        "load_tfrecord",
+        "load_keras_dataset",
+        "train_pipeline",
+        "validation_pipeline",
+        "build_datasets",
+        "build_preprocessing",
+        "build_augmentation",
+        "build_model",
+        "build_optimizer",
+        "WarmUp",
+        "ScaledOnPlateau",
+        "build_metrics",
+        "per_example_losses",
+        "mean_per_example",
+        "total_loss",
+        "update_metrics",
+        "LossWeighting",
+        "skip_everywhere_if_nonfinite",
+        "clip_across_replicas",
+        "apply_unless_nonfinite",
+        "Summaries",
+        "Profiler",
+        "shard_options",
+        "layer_map",
+        "Trainer",
+        "train_epoch",
+        "end_epoch",
+        "fit",
+        "main",
+    ]
 )
 
 
@@ -81,7 +144,11 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
     outputs = _outputs(spec, adapted, mixed)
     return View(
         # The path lands in a comment: escape anything (a newline, say) that could end it.
-        header={"version": version, "spec_path": json.dumps(spec_path, ensure_ascii=False)[1:-1], "sha256": spec_sha256},
+        header={
+            "version": version,
+            "spec_path": json.dumps(spec_path, ensure_ascii=False)[1:-1],
+            "sha256": spec_sha256,
+        },
         made_by=f'{{"spec": {literal(spec_path)}, "spec_sha256": SPEC_SHA256, "tfgen": {literal(version)}}}',
         docstring=_docstring(spec, outputs),
         name=spec.name,
@@ -120,7 +187,9 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
         logging=LoggingView(
             tensorboard=spec.logging.tensorboard,
             every_steps=spec.logging.every_steps,
-            profile=Profile(spec.logging.profile.start_step, spec.logging.profile.steps) if spec.logging.profile else None,
+            profile=Profile(spec.logging.profile.start_step, spec.logging.profile.steps)
+            if spec.logging.profile
+            else None,
             validation_every=spec.train.validation_every
             if has_validation(spec) and spec.train.validation_every > 1
             else None,
@@ -347,7 +416,8 @@ def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:
     return [
         f"Train `{spec.name}` with a custom TensorFlow training loop.",
         "",
-        f"Data: {described}" + (f"; a {held_out}random part held out for validation." if spec.data.validation_split else "."),
+        f"Data: {described}"
+        + (f"; a {held_out}random part held out for validation." if spec.data.validation_split else "."),
         f"Model: {model}; outputs {heads}.",
         f"Optimizer: {spec.optimizer.type}" + ("; early stopping." if spec.train.early_stopping else "."),
     ]

@@ -93,7 +93,6 @@ class Boundary(Enum):
     PROFILE = "profile"
 
 
-
 class LineKind(Enum):
     """What one line of a layer stack does: `target = source`, `target = layer(source)`, or
     `target = Add()([shortcut, source])` (a residual block closing)."""
@@ -427,8 +426,18 @@ class View:
         return self.precision.loss_scaling and self.distribution.multi_replica
 
 
-
 # The enums templates compare view fields against (registered as Jinja globals by name).
 TEMPLATE_ENUMS = (
-    Placement, Jit, Weighting, LossTotal, ClipKind, SourceType, Part, Module, Batching, StrategyKind, Boundary, LineKind
+    Placement,
+    Jit,
+    Weighting,
+    LossTotal,
+    ClipKind,
+    SourceType,
+    Part,
+    Module,
+    Batching,
+    StrategyKind,
+    Boundary,
+    LineKind,
 )

@@ -15,7 +15,7 @@ import ast
 import re
 import sys
 
-from tfgen.lint import rules as _rules
+import tfgen.lint.rules  # noqa: F401  (importing the package registers every rule)
 from tfgen.lint.context import FileContext
 from tfgen.lint.files import LintInputError, python_files, read_source
 from tfgen.lint.registry import RULES, Finding, Rule, position, rules_in_order

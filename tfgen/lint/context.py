@@ -72,8 +72,12 @@ def is_optimizer_update(node) -> bool:
 
 
 def is_model_losses(node) -> bool:
-    return (isinstance(node, ast.Attribute) and node.attr == "losses" and isinstance(node.ctx, ast.Load)
-            and "model" in (dotted(node.value) or "").lower())
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "losses"
+        and isinstance(node.ctx, ast.Load)
+        and "model" in (dotted(node.value) or "").lower()
+    )
 
 
 def names_of(target) -> list[str]:
@@ -149,7 +153,8 @@ class FileContext:
         self.distributed = self.closure(self.run_functions)
         self.tapes = self._tapes()
         self.attr_names = {n.attr for n in self.nodes if isinstance(n, ast.Attribute)} | {
-            n.id for n in self.nodes if isinstance(n, ast.Name)}
+            n.id for n in self.nodes if isinstance(n, ast.Name)
+        }
         self.tape_blocks = {id(w) for w, _, _ in self.tapes}
 
     # names -----------------------------------------------------------------
@@ -174,10 +179,10 @@ class FileContext:
         if head in self.aliases:
             name = self.aliases[head] + ("." + rest if rest else "")
         if name == "tensorflow" or name.startswith("tensorflow."):
-            name = "tf" + name[len("tensorflow"):]
+            name = "tf" + name[len("tensorflow") :]
         for prefix in ("tf.keras.", "tf.compat.v2.keras.", "keras.src."):
             if name.startswith(prefix):
-                name = "keras." + name[len(prefix):]
+                name = "keras." + name[len(prefix) :]
         return name
 
     def func_name(self, call: ast.Call) -> str | None:
@@ -274,8 +279,7 @@ class FileContext:
         methods = self.methods.get(func.attr, [])
         if not methods:
             return func.attr  # e.g. `self.step = tf.function(self._step)`
-        if any(m in self.traced and any(self.is_tf_function_decorator(d) for d in m.decorator_list)
-               for m in methods):
+        if any(m in self.traced and any(self.is_tf_function_decorator(d) for d in m.decorator_list) for m in methods):
             return func.attr
         return None
 
@@ -320,7 +324,7 @@ class FileContext:
     def innermost_loop(self, node):
         """The nearest enclosing loop or function of `node`."""
         node = self.parent.get(node)
-        while node is not None and not isinstance(node, (ast.For, ast.While) + FUNCS):
+        while node is not None and not isinstance(node, (ast.For, ast.While, *FUNCS)):
             node = self.parent.get(node)
         return node
 

@@ -11,8 +11,13 @@ from pathlib import Path
 MAX_BYTES = 2 * 1024 * 1024
 LIMIT_TEXT = "2 MiB"
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages"}
-KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-         (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 class LintInputError(Exception):

@@ -35,8 +35,7 @@ def rule(*, code: str, name: str, message: str, finds: str, why: str, instead: s
     def register(check: Check) -> Check:
         if code in RULES:
             raise ValueError(f"rule {code} is registered twice")
-        RULES[code] = Rule(code=code, name=name, message=message, finds=finds, why=why, instead=instead,
-                           check=check)
+        RULES[code] = Rule(code=code, name=name, message=message, finds=finds, why=why, instead=instead, check=check)
         return check
 
     return register

@@ -42,10 +42,14 @@ def _sarif_result(finding: Finding) -> dict:
         "ruleId": finding.code,
         "level": "warning",
         "message": {"text": finding.message},
-        "locations": [{"physicalLocation": {
-            "artifactLocation": {"uri": Path(finding.path).as_posix()},
-            "region": {"startLine": finding.line, "startColumn": finding.column},
-        }}],
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": Path(finding.path).as_posix()},
+                    "region": {"startLine": finding.line, "startColumn": finding.column},
+                }
+            }
+        ],
     }
 
 
@@ -83,7 +87,7 @@ def with_rule_table(readme: str) -> str:
     start, end = readme.find(TABLE_START), readme.find(TABLE_END)
     if start < 0 or end < start:
         raise ValueError(f"the page has no {TABLE_START} ... {TABLE_END} region")
-    return readme[:start + len(TABLE_START)] + "\n" + rule_table() + "\n" + readme[end:]
+    return readme[: start + len(TABLE_START)] + "\n" + rule_table() + "\n" + readme[end:]
 
 
 def readme_table(readme: str) -> str:
@@ -91,4 +95,4 @@ def readme_table(readme: str) -> str:
     start, end = readme.find(TABLE_START), readme.find(TABLE_END)
     if start < 0 or end < start:
         return ""
-    return readme[start + len(TABLE_START):end].strip("\n")
+    return readme[start + len(TABLE_START) : end].strip("\n")

@@ -93,9 +93,9 @@ def names(kind: str) -> list[str]:
 def in_bounds(value: float, alt: dict[str, Any]) -> bool:
     """Whether a number is within a numeric alternative's `min`/`max` (excluded when `open`)."""
     low, high, open_ = alt.get("min"), alt.get("max"), alt.get("open", False)
-    if low is not None and (value < low or open_ and value == low):
+    if low is not None and (value < low or (open_ and value == low)):
         return False
-    return not (high is not None and (value > high or open_ and value == high))
+    return not (high is not None and (value > high or (open_ and value == high)))
 
 
 def _is_int(value: Any) -> bool:

@@ -6,13 +6,13 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from tfgen.spec import catalog
 from tfgen.errors import SpecIssue
+from tfgen.spec import catalog
 from tfgen.spec.loader import Loc, Located, walk
-from tfgen.spec.names import FIXED_KEYS, VALIDATION_PREFIX, has_validation, history_keys, metric_key, output_names
-from tfgen.spec.support import ADAPTABLE, INTEGER_ADAPTED, JIT_STRATEGIES, in_memory_blocker, xla_lookups
 from tfgen.spec.models import Spec
 from tfgen.spec.models.model import Residual
+from tfgen.spec.names import FIXED_KEYS, VALIDATION_PREFIX, has_validation, history_keys, metric_key, output_names
+from tfgen.spec.support import ADAPTABLE, INTEGER_ADAPTED, JIT_STRATEGIES, in_memory_blocker, xla_lookups
 
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
 NOT_ADAPTABLE = {  # Keras layers that adapt, but not here
@@ -33,9 +33,9 @@ def _outputs(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     where = ("model", "outputs") if spec.model.builder is None else ("targets",)
     for output in outputs:
         if output not in spec.targets:
-            yield doc.issue(where + (output,), f"output `{output}` has no entry in `targets`", key=True)
+            yield doc.issue((*where, output), f"output `{output}` has no entry in `targets`", key=True)
         if output not in spec.losses:
-            yield doc.issue(where + (output,), f"output `{output}` has no entry in `losses`", key=True)
+            yield doc.issue((*where, output), f"output `{output}` has no entry in `losses`", key=True)
     for section in ("targets", "losses", "metrics"):
         for name in getattr(spec, section):
             if name not in outputs:
@@ -57,9 +57,9 @@ def _history(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     for output in outputs:
         if output.startswith(VALIDATION_PREFIX):
             yield doc.issue(
-                where + (output,),
+                (*where, output),
                 f"an output name cannot start with `{VALIDATION_PREFIX}`, the prefix of the history's validation "
-                f"values (`{output}_loss` would read as the validation loss of `{output[len(VALIDATION_PREFIX):]}`)",
+                f"values (`{output}_loss` would read as the validation loss of `{output[len(VALIDATION_PREFIX) :]}`)",
                 key=True,
             )
             continue
@@ -76,7 +76,10 @@ def _history(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
             key = metric_key(output, metric, several)
             fix = "rename the metric" if named else "give the metric a `name`"
             if key.startswith(VALIDATION_PREFIX):
-                yield doc.issue(loc, f"the metric's history key `{key}` starts with `{VALIDATION_PREFIX}`, the prefix of validation values; {fix}")
+                yield doc.issue(
+                    loc,
+                    f"the metric's history key `{key}` starts with `{VALIDATION_PREFIX}`, the prefix of validation values; {fix}",
+                )
             elif key in taken:
                 yield doc.issue(loc, f"the metric's history key `{key}` is already {taken[key]}; {fix}")
             else:
@@ -98,16 +101,18 @@ def _model(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     if len(spec.model.inputs) > 1:
         for field in ("preprocess", "augment"):
             if getattr(train, field):
-                yield doc.issue(("data", "train", field), f"`{field}` layers apply to a single input; this model has several")
+                yield doc.issue(
+                    ("data", "train", field), f"`{field}` layers apply to a single input; this model has several"
+                )
 
 
 def _layer_items(layers: list, loc: Loc) -> Iterator[tuple[Loc, Any]]:
     """(location, layer) of a layer list's layers, residual blocks opened."""
     for i, layer in enumerate(layers):
         if isinstance(layer, Residual):
-            yield from _layer_items(layer.residual, loc + (i, "residual"))
+            yield from _layer_items(layer.residual, (*loc, i, "residual"))
         else:
-            yield loc + (i,), layer
+            yield (*loc, i), layer
 
 
 def _model_layer_items(spec: Spec) -> Iterator[tuple[Loc, Any]]:
@@ -123,8 +128,12 @@ def _adapt(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     for field in ("preprocess", "augment"):
         for loc, layer in _layer_items(getattr(spec.data.train, field), ("data", "train", field)):
             if layer.adapt_batches:
-                yield doc.issue(loc + ("adapt",), f"an adapted layer belongs in `model.layers`, where its statistics "
-                                f"are saved with the model and its checkpoints (`{field}` layers are not)", key=True)
+                yield doc.issue(
+                    (*loc, "adapt"),
+                    f"an adapted layer belongs in `model.layers`, where its statistics "
+                    f"are saved with the model and its checkpoints (`{field}` layers are not)",
+                    key=True,
+                )
     for loc, layer in _model_layer_items(spec):
         if layer.adapt_batches and layer.type in ADAPTABLE:
             yield from _adapted_layer(spec, doc, loc, layer)
@@ -133,29 +142,43 @@ def _adapt(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                 why = f"`{layer.type}` {NOT_ADAPTABLE[layer.type]}, but model inputs are numeric (no `string` dtype)"
             else:
                 why = f"`{layer.type}` has no statistics to adapt"
-            yield doc.issue(loc + ("adapt",), f"{why}; {supported}", key=True)
+            yield doc.issue((*loc, "adapt"), f"{why}; {supported}", key=True)
 
 
 def _adapted_layer(spec: Spec, doc: Located, loc: Loc, layer: Any) -> Iterator[SpecIssue]:
     given = ADAPTABLE[layer.type]
     if set(given) & set(layer.args):
         names = " and ".join(f"`{arg}`" for arg in given)
-        yield doc.issue(loc + ("adapt",), f"`adapt` computes {names}: give {'them' if len(given) > 1 else 'it'} "
-                        "or `adapt`, not both", key=True)
+        yield doc.issue(
+            (*loc, "adapt"),
+            f"`adapt` computes {names}: give {'them' if len(given) > 1 else 'it'} or `adapt`, not both",
+            key=True,
+        )
     elif layer.type == "Discretization" and layer.args.get("num_bins") is None:
-        yield doc.issue(loc + ("adapt",), "an adapted `Discretization` needs `num_bins`", key=True)
+        yield doc.issue((*loc, "adapt"), "an adapted `Discretization` needs `num_bins`", key=True)
     mode = layer.args.get("output_mode", "int")
     if layer.type == "IntegerLookup" and mode == "tf_idf":
-        yield doc.issue(loc + ("output_mode",), "an adapted `IntegerLookup` cannot use `tf_idf` (its weights are not "
-                        "kept in the checkpoint)")
-    elif layer.type == "IntegerLookup" and mode != "int" and not (layer.args.get("pad_to_max_tokens")
-                                                                  and layer.args.get("max_tokens")):
-        yield doc.issue(loc + ("output_mode",), f"an adapted `IntegerLookup` with `output_mode: {mode}` needs "
-                        "`max_tokens` and `pad_to_max_tokens: true` (the model is built before the vocabulary is known)")
+        yield doc.issue(
+            (*loc, "output_mode"),
+            "an adapted `IntegerLookup` cannot use `tf_idf` (its weights are not kept in the checkpoint)",
+        )
+    elif (
+        layer.type == "IntegerLookup"
+        and mode != "int"
+        and not (layer.args.get("pad_to_max_tokens") and layer.args.get("max_tokens"))
+    ):
+        yield doc.issue(
+            (*loc, "output_mode"),
+            f"an adapted `IntegerLookup` with `output_mode: {mode}` needs "
+            "`max_tokens` and `pad_to_max_tokens: true` (the model is built before the vocabulary is known)",
+        )
     not_float32 = layer.args.get("dtype", "float32") != "float32"
     if layer.type not in INTEGER_ADAPTED and spec.precision != "float32" and not_float32:
-        yield doc.issue(loc + ("dtype",), f"under `{spec.precision}` an adapted layer computes in float32 (Keras's "
-                        "`adapt` fails in float16); remove `dtype` and tfgen sets it")
+        yield doc.issue(
+            (*loc, "dtype"),
+            f"under `{spec.precision}` an adapted layer computes in float32 (Keras's "
+            "`adapt` fails in float16); remove `dtype` and tfgen sets it",
+        )
 
 
 def _sources(spec: Spec):
@@ -172,15 +195,23 @@ def _data(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                 value = getattr(source, field)
                 if isinstance(value, str):
                     if len(names) > 1:
-                        yield doc.issue(loc + (field,), f"one array for {len(names)} {what}s: map each {what} to an array name")
+                        yield doc.issue(
+                            (*loc, field), f"one array for {len(names)} {what}s: map each {what} to an array name"
+                        )
                 elif set(value) != set(names):
-                    yield doc.issue(loc + (field,), f"maps {sorted(value)}, the {what}s are {sorted(names)}")
+                    yield doc.issue((*loc, field), f"maps {sorted(value)}, the {what}s are {sorted(names)}")
         if source.type == "tfrecord":
             for name in inputs + targets:
                 if name not in source.features:
-                    yield doc.issue(loc + ("features",), f"no feature describes `{name}`{catalog.did_you_mean(name, source.features)}")
+                    yield doc.issue(
+                        (*loc, "features"),
+                        f"no feature describes `{name}`{catalog.did_you_mean(name, source.features)}",
+                    )
         if source.type == "tfrecord" and spec.data.validation_split is not None and loc[1] == "train":
-            yield doc.issue(("data", "validation_split"), "`validation_split` needs an in-memory source; give `data.validation` for tfrecord files")
+            yield doc.issue(
+                ("data", "validation_split"),
+                "`validation_split` needs an in-memory source; give `data.validation` for tfrecord files",
+            )
 
 
 # Keras's folder loaders return a tf.data.Dataset that, by default, reshuffles its files on every
@@ -205,20 +236,31 @@ def _loaders(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
             continue
         kwargs = source.kwargs
         if loc[1] == "train" and kwargs.get("shuffle", True) is not False:
-            yield doc.issue(loc + ("function",), f"`{loader}` reshuffles its files on every iteration by default, so "
-                            "a resumed run would differ: add `shuffle: false` to `kwargs` and let tfgen shuffle "
-                            "(`data.train.shuffle`, seeded per epoch)")
+            yield doc.issue(
+                (*loc, "function"),
+                f"`{loader}` reshuffles its files on every iteration by default, so "
+                "a resumed run would differ: add `shuffle: false` to `kwargs` and let tfgen shuffle "
+                "(`data.train.shuffle`, seeded per epoch)",
+            )
         if kwargs.get("batch_size", 32) is not None:
-            yield doc.issue(loc + ("function",), f"`{loader}` gives batches (of 32 by default): add `batch_size: null` "
-                            "to `kwargs` (tfgen batches)")
+            yield doc.issue(
+                (*loc, "function"),
+                f"`{loader}` gives batches (of 32 by default): add `batch_size: null` to `kwargs` (tfgen batches)",
+            )
         for argument in ("validation_split", "subset"):
             if argument in kwargs:
-                yield doc.issue(loc + ("kwargs", argument), f"`{loader}`'s `{argument}` without its shuffle holds "
-                                "out the last files in sorted order (whole classes): give the held-out examples as "
-                                "`data.validation` (a folder of their own)")
+                yield doc.issue(
+                    (*loc, "kwargs", argument),
+                    f"`{loader}`'s `{argument}` without its shuffle holds "
+                    "out the last files in sorted order (whole classes): give the held-out examples as "
+                    "`data.validation` (a folder of their own)",
+                )
         if loc[1] == "train" and spec.data.validation_split is not None:
-            yield doc.issue(("data", "validation_split"), f"`validation_split` needs arrays; `{loader}` returns a "
-                            "tf.data.Dataset: give the held-out examples as `data.validation`")
+            yield doc.issue(
+                ("data", "validation_split"),
+                f"`validation_split` needs arrays; `{loader}` returns a "
+                "tf.data.Dataset: give the held-out examples as `data.validation`",
+            )
 
 
 def _stratify(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
@@ -226,7 +268,9 @@ def _stratify(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         return
     targets = list(spec.targets.values())
     if len(targets) != 1 or targets[0].shape or not targets[0].classes:
-        yield doc.issue(("data", "stratify"), "`stratify` needs one target of shape [] with `classes` (its labels are the strata)")
+        yield doc.issue(
+            ("data", "stratify"), "`stratify` needs one target of shape [] with `classes` (its labels are the strata)"
+        )
 
 
 def _losses(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
@@ -235,9 +279,18 @@ def _losses(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         if target is None:
             continue
         if loss.type.startswith("Sparse") and target.dtype not in INTEGER_DTYPES:
-            yield doc.issue(("targets", output, "dtype"), f"`{loss.type}` needs integer class ids; the target is {target.dtype}")
-        if loss.type == "CategoricalCrossentropy" and target.classes and (not target.shape or target.shape[-1] != target.classes):
-            yield doc.issue(("targets", output, "shape"), f"`CategoricalCrossentropy` needs one-hot targets of shape [..., {target.classes}]")
+            yield doc.issue(
+                ("targets", output, "dtype"), f"`{loss.type}` needs integer class ids; the target is {target.dtype}"
+            )
+        if (
+            loss.type == "CategoricalCrossentropy"
+            and target.classes
+            and (not target.shape or target.shape[-1] != target.classes)
+        ):
+            yield doc.issue(
+                ("targets", output, "shape"),
+                f"`CategoricalCrossentropy` needs one-hot targets of shape [..., {target.classes}]",
+            )
 
 
 def _performance(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
@@ -261,8 +314,10 @@ def _performance(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 def _lookups_under_xla(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     lookups = xla_lookups(spec)
     if spec.train.jit_compile is True and lookups:
-        yield doc.issue(("train", "jit_compile"), f"XLA cannot compile `{lookups[0]}`'s hash-table lookup; use `auto` "
-                        "(off here) or `false`")
+        yield doc.issue(
+            ("train", "jit_compile"),
+            f"XLA cannot compile `{lookups[0]}`'s hash-table lookup; use `auto` (off here) or `false`",
+        )
 
 
 def _training_control(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
@@ -280,7 +335,9 @@ def _training_control(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         field = "warmup" if train.warmup else "reduce_on_plateau"
         yield doc.issue(("train", field), f"`{field}` needs the optimizer's `learning_rate` written out")
     if spec.debug.check_numerics and train.jit_compile is True:
-        yield doc.issue(("debug", "check_numerics"), "check_numerics runs outside XLA: set `train.jit_compile` to auto or false")
+        yield doc.issue(
+            ("debug", "check_numerics"), "check_numerics runs outside XLA: set `train.jit_compile` to auto or false"
+        )
     if train.reduce_on_plateau is not None:
         monitor = train.reduce_on_plateau.monitor
         keys = history_keys(spec)
@@ -288,20 +345,36 @@ def _training_control(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         if monitor.startswith("val_") and not has_validation(spec):
             yield doc.issue(loc, f"`{monitor}` needs validation data: add `data.validation` or `data.validation_split`")
         elif monitor not in keys:
-            yield doc.issue(loc, f"`{monitor}` is not logged by this run{catalog.did_you_mean(monitor, keys)} (logged: {', '.join(keys)})")
+            yield doc.issue(
+                loc,
+                f"`{monitor}` is not logged by this run{catalog.did_you_mean(monitor, keys)} (logged: {', '.join(keys)})",
+            )
     pipeline = spec.data.train
     if pipeline.padded_batch and pipeline.bucket_by_sequence_length:
-        yield doc.issue(("data", "train", "bucket_by_sequence_length"), "give `padded_batch` or `bucket_by_sequence_length`, not both (buckets pad too)")
+        yield doc.issue(
+            ("data", "train", "bucket_by_sequence_length"),
+            "give `padded_batch` or `bucket_by_sequence_length`, not both (buckets pad too)",
+        )
     bucket = pipeline.bucket_by_sequence_length
     if bucket is not None and bucket.input is None and len(spec.model.inputs) > 1:
-        yield doc.issue(("data", "train", "bucket_by_sequence_length"), "name the `input` whose length buckets examples")
+        yield doc.issue(
+            ("data", "train", "bucket_by_sequence_length"), "name the `input` whose length buckets examples"
+        )
     if bucket is not None and bucket.input is not None and bucket.input not in spec.model.inputs:
-        yield doc.issue(("data", "train", "bucket_by_sequence_length", "input"), f"`{bucket.input}` is not an input{catalog.did_you_mean(bucket.input, spec.model.inputs)}")
+        yield doc.issue(
+            ("data", "train", "bucket_by_sequence_length", "input"),
+            f"`{bucket.input}` is not an input{catalog.did_you_mean(bucket.input, spec.model.inputs)}",
+        )
     if bucket is not None and train.gradient_accumulation_steps > 1:
-        yield doc.issue(("train", "gradient_accumulation_steps"), "accumulation splits equal micro-batches; buckets vary in size")
+        yield doc.issue(
+            ("train", "gradient_accumulation_steps"), "accumulation splits equal micro-batches; buckets vary in size"
+        )
     variable = [name for name, item in {**spec.model.inputs, **spec.targets}.items() if None in item.shape]
     if variable and not (pipeline.padded_batch or bucket):
-        yield doc.issue(("data", "train"), f"`{variable[0]}` has a variable-length (null) dimension: add `padded_batch` or `bucket_by_sequence_length`")
+        yield doc.issue(
+            ("data", "train"),
+            f"`{variable[0]}` has a variable-length (null) dimension: add `padded_batch` or `bucket_by_sequence_length`",
+        )
 
 
 def _precision(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
@@ -330,9 +403,14 @@ def _early_stopping(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         if tracker is None:
             continue
         if tracker.monitor.startswith("val_") and not has_validation(spec):
-            yield doc.issue(loc, f"`{tracker.monitor}` needs validation data: add `data.validation` or `data.validation_split`")
+            yield doc.issue(
+                loc, f"`{tracker.monitor}` needs validation data: add `data.validation` or `data.validation_split`"
+            )
         elif tracker.monitor not in keys:
-            yield doc.issue(loc, f"`{tracker.monitor}` is not logged by this run{catalog.did_you_mean(tracker.monitor, keys)} (logged: {', '.join(keys)})")
+            yield doc.issue(
+                loc,
+                f"`{tracker.monitor}` is not logged by this run{catalog.did_you_mean(tracker.monitor, keys)} (logged: {', '.join(keys)})",
+            )
 
 
 def _literal_arguments(spec: Spec, section: str) -> Iterator[tuple[Loc, dict[str, Any]]]:
@@ -346,7 +424,7 @@ def _literal_arguments(spec: Spec, section: str) -> Iterator[tuple[Loc, dict[str
             yield from ((loc, layer.args) for loc, layer in layers)
         for loc, source in _sources(spec):
             if source.type == "python":
-                yield loc + ("kwargs",), source.kwargs
+                yield (*loc, "kwargs"), source.kwargs
     elif section == "losses":
         for output, loss in spec.losses.items():
             yield ("losses", output), loss.args

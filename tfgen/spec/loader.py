@@ -33,7 +33,11 @@ class _SpecLoader(yaml.SafeLoader):
     with a cap on nesting depth (PyYAML's composer recurses: 500 levels are a RecursionError)."""
 
     yaml_implicit_resolvers: ClassVar[dict] = {
-        first: [(tag, regexp) for tag, regexp in resolvers if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
+        first: [
+            (tag, regexp)
+            for tag, regexp in resolvers
+            if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+        ]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
 
@@ -172,18 +176,18 @@ class _Builder:
                     self.located(key_node, loc, "a mapping key must be a plain scalar")
                     continue
                 if key in result:
-                    _, line, column = self.keys[loc + (key,)]
+                    _, line, column = self.keys[(*loc, key)]
                     self.located(
                         key_node,
-                        loc + (key,),
+                        (*loc, key),
                         f"duplicate key `{key}` (first given at line {line}, column {column})",
                     )
                     continue
-                self.keys[loc + (key,)] = self.pos(key_node)
-                result[key] = self.build(value_node, loc + (key,))
+                self.keys[(*loc, key)] = self.pos(key_node)
+                result[key] = self.build(value_node, (*loc, key))
             return result
         if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, loc + (i,)) for i, item in enumerate(node.value)]
+            return [self.build(item, (*loc, i)) for i, item in enumerate(node.value)]
         return self.scalar(node, loc)
 
     def flatten(self, node: yaml.MappingNode, depth: int = 0) -> None:
@@ -296,7 +300,9 @@ def load_file(path: Path, display: str) -> Located:
     try:
         if stat.S_ISFIFO(path.stat().st_mode) or stat.S_ISSOCK(path.stat().st_mode):
             # Opening a FIFO would wait for a writer forever.
-            raise SpecError([SpecIssue(display, 1, 1, "", "cannot read the spec: it is a FIFO or a socket, not a file")])
+            raise SpecError(
+                [SpecIssue(display, 1, 1, "", "cannot read the spec: it is a FIFO or a socket, not a file")]
+            )
         with path.open("rb") as handle:
             raw = handle.read(MAX_BYTES + 1)  # never the whole stream: `extends: /dev/zero`
     except FileNotFoundError:
@@ -306,7 +312,9 @@ def load_file(path: Path, display: str) -> Located:
     except OSError as exc:
         raise SpecError([SpecIssue(display, 1, 1, "", f"cannot read the spec: {exc.strerror or exc}")]) from None
     if len(raw) > MAX_BYTES:
-        raise SpecError([SpecIssue(display, 1, 1, "", f"the spec is larger than {MAX_BYTES // 1024} KiB (the limit for a spec)")])
+        raise SpecError(
+            [SpecIssue(display, 1, 1, "", f"the spec is larger than {MAX_BYTES // 1024} KiB (the limit for a spec)")]
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -321,7 +329,7 @@ def walk(node: Any, loc: Loc = ()):
     yield loc, node
     if isinstance(node, dict):
         for key, value in node.items():
-            yield from walk(value, loc + (key,))
+            yield from walk(value, (*loc, key))
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            yield from walk(value, loc + (i,))
+            yield from walk(value, (*loc, i))

@@ -40,7 +40,11 @@ def metric_key(output: str, metric: KerasObject, several: bool) -> str:
 def metric_keys(spec: Spec) -> list[tuple[str, str, KerasObject]]:
     """(output, history key, metric) for every metric; keys as Keras fit names them."""
     several = len(output_names(spec)) > 1
-    return [(output, metric_key(output, metric, several), metric) for output, metrics in spec.metrics.items() for metric in metrics]
+    return [
+        (output, metric_key(output, metric, several), metric)
+        for output, metrics in spec.metrics.items()
+        for metric in metrics
+    ]
 
 
 def train_keys(spec: Spec) -> list[str]:

@@ -40,7 +40,11 @@ class Section:
 
 
 SECTIONS = (
-    Section("Top level", ("name", "seed", "output_dir", "precision", "deterministic", "extends"), after=reference_text.TOP_LEVEL),
+    Section(
+        "Top level",
+        ("name", "seed", "output_dir", "precision", "deterministic", "extends"),
+        after=reference_text.TOP_LEVEL,
+    ),
     Section("`data`", ("data",), after=reference_text.DATA),
     Section("`model` and `targets`", ("model", "targets"), after=reference_text.MODEL),
     Section("`losses`, `metrics`, `optimizer`", ("losses", "metrics", "optimizer")),
@@ -311,4 +315,3 @@ def spec_reference() -> str:
     parts = [reference_text.HEADER.strip(), reference_text.WRITING.strip()]
     parts.extend(section_text(section, walker) for section in SECTIONS)
     return "\n\n".join(parts) + "\n"
-

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tfgen.paths import project_root
 from tfgen.errors import SpecError, SpecIssue
+from tfgen.paths import project_root
 from tfgen.spec.loader import Loc, Located, load_file, load_value, walk
 
 MAX_EXTENDS = 50  # specs in one `extends` chain (a real chain is two or three long)
@@ -43,10 +43,12 @@ def _load_chain(path: Path, display: str) -> Located:
         if parent_ref is None:
             break
         if not isinstance(parent_ref, str) or not parent_ref:
-            raise SpecError([doc.issue(("extends",), "`extends` takes the path of another spec (relative to this one)")])
+            raise SpecError(
+                [doc.issue(("extends",), "`extends` takes the path of another spec (relative to this one)")]
+            )
         parent_path = (path.parent / parent_ref).resolve()
         if parent_path in chain:
-            cycle = " -> ".join(p.name for p in chain + [parent_path])
+            cycle = " -> ".join(p.name for p in [*chain, parent_path])
             raise SpecError([doc.issue(("extends",), f"`extends` makes a cycle: {cycle}")])
         if not parent_path.exists():
             raise SpecError([doc.issue(("extends",), f"no such spec to extend: {parent_ref}")])
@@ -108,9 +110,9 @@ def _owned_by(data: Any, loc: Loc) -> bool:
     """Whether the node at `loc` of the merged data comes from `data` (the extending spec)."""
     node = data
     for part in loc:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+        if (isinstance(node, dict) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and part < len(node)
+        ):
             node = node[part]
         else:
             return False
@@ -141,9 +143,7 @@ def _apply_override(doc: Located, override: str) -> Located:
         else:
             raise SpecError([SpecIssue(label, 1, 1, ".".join(map(str, loc[: depth + 1])), "no such place in the spec")])
     last = loc[-1]
-    if isinstance(node, list) and isinstance(last, int) and last < len(node):
-        node[last] = value
-    elif isinstance(node, dict):
+    if (isinstance(node, list) and isinstance(last, int) and last < len(node)) or isinstance(node, dict):
         node[last] = value
     else:
         raise SpecError([SpecIssue(label, 1, 1, path_text, "no such place in the spec")])

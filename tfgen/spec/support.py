@@ -11,8 +11,11 @@ from tfgen.spec.models.model import Residual
 # `--deep` asks for one or the other). Normalization's statistics are variables; the script keeps
 # Discretization's boundaries and IntegerLookup's vocabulary in checkpointed variables of its own
 # (a resume puts them back).
-ADAPTABLE = {"Normalization": ("mean", "variance"), "Discretization": ("bin_boundaries",),
-             "IntegerLookup": ("vocabulary",)}
+ADAPTABLE = {
+    "Normalization": ("mean", "variance"),
+    "Discretization": ("bin_boundaries",),
+    "IntegerLookup": ("vocabulary",),
+}
 INTEGER_ADAPTED = {"IntegerLookup"}  # adapted layers that compute on integers (no float32 dtype)
 
 # Strategies under which an XLA-compiled step is known to work (on CPU: XLA under MirroredStrategy
@@ -22,9 +25,9 @@ JIT_STRATEGIES = ("default", "one_device")
 NO_XLA_LAYERS = ("IntegerLookup", "StringLookup", "TextVectorization")
 
 
-
 def model_layers(spec: Spec) -> list:
     """The model's layers in order, trunk then heads, residual blocks opened."""
+
     def walk(items):
         for item in items:
             if isinstance(item, Residual):

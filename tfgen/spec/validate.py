@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from tfgen.spec import catalog
 from tfgen.errors import SpecError, SpecIssue
+from tfgen.spec import catalog
 from tfgen.spec.loader import Loc, Located, dotted, walk
 from tfgen.spec.models import Spec
 from tfgen.spec.models.base import LayerSpec, field_types
@@ -79,9 +79,9 @@ def _data_loc(doc: Located, loc: tuple, keep_missing_last: bool) -> Loc:
     node = doc.data
     for i, part in enumerate(loc):
         last = i == len(loc) - 1
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+        if (isinstance(node, dict) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and part < len(node)
+        ):
             node = node[part]
         elif not (last and keep_missing_last):
             continue
@@ -132,8 +132,10 @@ def _pydantic_issue(doc: Located, error: dict) -> SpecIssue:
         expected = error["ctx"]["expected_tags"].replace("'", "")
         options = [t.strip() for t in expected.split(",")]
         tag = error["ctx"]["tag"]
-        return doc.issue(loc + ("type",), f"unknown type `{tag}`{catalog.did_you_mean(str(tag), options)} "
-                         f"(expected one of: {expected})")
+        return doc.issue(
+            (*loc, "type"),
+            f"unknown type `{tag}`{catalog.did_you_mean(str(tag), options)} (expected one of: {expected})",
+        )
     if kind == "union_tag_not_found":
         return doc.issue(loc, "missing `type`")
     if kind == "literal_error":
@@ -143,7 +145,7 @@ def _pydantic_issue(doc: Located, error: dict) -> SpecIssue:
         return doc.issue(loc, f"expected one of {expected}, found {value!r}{hint}")
     message = error["msg"]
     if message.startswith("Value error, "):
-        message = message[len("Value error, "):]
+        message = message[len("Value error, ") :]
         return doc.issue(loc, message)
     message = message[0].lower() + message[1:]
     if not isinstance(value, (dict, list)):
@@ -155,7 +157,7 @@ def _pydantic_issue(doc: Located, error: dict) -> SpecIssue:
 
 
 def _matches(pattern: tuple, loc: Loc) -> bool:
-    return len(pattern) == len(loc) and all(p == "*" or p == part for p, part in zip(pattern, loc))
+    return len(pattern) == len(loc) and all(p == "*" or p == part for p, part in zip(pattern, loc, strict=False))
 
 
 def _keras_issues(doc: Located):
@@ -170,7 +172,7 @@ def _check_layer_item(doc: Located, node: Any, kind: str, loc: Loc):
     if kind == "layers" and isinstance(node, dict) and "residual" in node and "type" not in node:
         if isinstance(node["residual"], list):
             for i, item in enumerate(node["residual"]):
-                yield from _check_layer_item(doc, item, kind, loc + ("residual", i))
+                yield from _check_layer_item(doc, item, kind, (*loc, "residual", i))
         return
     yield from _check_keras(doc, node, kind, loc, RESERVED_KEYS.get(kind, ()))
 
@@ -181,7 +183,7 @@ def _check_keras(doc: Located, node: Any, kind: str, loc: Loc, reserved: tuple[s
     if isinstance(node, str):
         name, args, type_loc = node, {}, loc
     elif isinstance(node, dict) and isinstance(node.get("type"), str):
-        name, type_loc = node["type"], loc + ("type",)
+        name, type_loc = node["type"], (*loc, "type")
         args = {k: v for k, v in node.items() if k != "type" and k not in reserved}
     else:
         return  # the structural validation reports it
@@ -198,17 +200,19 @@ def _check_keras(doc: Located, node: Any, kind: str, loc: Loc, reserved: tuple[s
         return
     entry = known[name]
     for arg, value in args.items():
-        arg_loc = loc + (arg,)
+        arg_loc = (*loc, arg)
         if arg in OWNED_ARGUMENTS.get(kind, {}):
             yield doc.issue(arg_loc, OWNED_ARGUMENTS[kind][arg], key=True)
         elif arg not in entry["params"]:
-            yield doc.issue(arg_loc, f"`{name}` has no argument `{arg}`{catalog.did_you_mean(str(arg), entry['params'])}", key=True)
+            yield doc.issue(
+                arg_loc, f"`{name}` has no argument `{arg}`{catalog.did_you_mean(str(arg), entry['params'])}", key=True
+            )
         elif (problem := catalog.type_error(kind, name, str(arg), value)) is not None:
             yield doc.issue(arg_loc, problem)
         elif isinstance(value, dict) and "type" in value:
             inner = catalog.nested_kind(str(arg), str(value["type"]))
             if inner is None:
-                yield doc.issue(arg_loc + ("type",), f"`{value['type']}` is not a Keras class that `{arg}` takes")
+                yield doc.issue((*arg_loc, "type"), f"`{value['type']}` is not a Keras class that `{arg}` takes")
             else:
                 yield from _check_keras(doc, value, inner, arg_loc)
     for required in entry["required"]:
@@ -216,5 +220,3 @@ def _check_keras(doc: Located, node: Any, kind: str, loc: Loc, reserved: tuple[s
             yield doc.issue(loc, f"`{name}` needs the argument `{required}`")
     if kind == "metrics" and entry.get("default_name") is None and "name" not in args:
         yield doc.issue(loc, f"give `{name}` a `name`: it is the metric's key in the history")
-
-

@@ -38,8 +38,13 @@ def _assigned_ops(ctx: FileContext, value, known: dict):
     ops = _chain(ctx, value, known)
     if ops is None and isinstance(value, ast.Call) and (ctx.func_name(value) or "").startswith("tf.data."):
         ops = []
-    if ops is None and isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
-            and value.func.id == "iter" and value.args:
+    if (
+        ops is None
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "iter"
+        and value.args
+    ):
         ops = _chain(ctx, value.args[0], known)
     return ops
 
@@ -49,14 +54,20 @@ def _in_order(ctx: FileContext, scope) -> list:
 
     An assignment takes effect after its value (`ds = ds.shuffle(...)` reads the old `ds`)."""
     nodes = (n for n in ctx.local(scope) if isinstance(n, (ast.Assign, ast.For, ast.Call)))
-    return sorted(nodes, key=lambda n: (n.end_lineno, n.end_col_offset, 1) if isinstance(n, ast.Assign)
-                  else (n.lineno, n.col_offset, 0))
+    return sorted(
+        nodes,
+        key=lambda n: (n.end_lineno, n.end_col_offset, 1) if isinstance(n, ast.Assign) else (n.lineno, n.col_offset, 0),
+    )
 
 
 def _loop_source(loop: ast.For):
     source = loop.iter
-    if isinstance(source, ast.Call) and isinstance(source.func, ast.Name) and source.func.id in (
-            "enumerate", "iter") and source.args:
+    if (
+        isinstance(source, ast.Call)
+        and isinstance(source.func, ast.Name)
+        and source.func.id in ("enumerate", "iter")
+        and source.args
+    ):
         source = source.args[0]
     return source
 
@@ -133,8 +144,10 @@ def _is_random_call(ctx: FileContext, node) -> bool:
 
 
 def _is_random_body(ctx: FileContext, body) -> bool:
-    return ctx.cached(("random", id(body)), lambda: any(
-        isinstance(node, ast.Call) and _is_random_call(ctx, node) for node in ctx.walk(body)))
+    return ctx.cached(
+        ("random", id(body)),
+        lambda: any(isinstance(node, ast.Call) and _is_random_call(ctx, node) for node in ctx.walk(body)),
+    )
 
 
 def _is_random_fn(ctx: FileContext, fn) -> bool:
@@ -142,23 +155,29 @@ def _is_random_fn(ctx: FileContext, fn) -> bool:
     return any(_is_random_body(ctx, body) for body in bodies)
 
 
-@rule(code="TFG005", name="shuffle-after-batch",
-      message="`shuffle` after `batch` only reorders whole batches of the same examples; shuffle before `batch`",
-      finds="`shuffle` after `batch`",
-      why="reorders whole batches of the same examples",
-      instead="`shuffle` before `batch`")
+@rule(
+    code="TFG005",
+    name="shuffle-after-batch",
+    message="`shuffle` after `batch` only reorders whole batches of the same examples; shuffle before `batch`",
+    finds="`shuffle` after `batch`",
+    why="reorders whole batches of the same examples",
+    instead="`shuffle` before `batch`",
+)
 def shuffle_after_batch(ctx: FileContext):
     for op, call, batched, _ in _ordered_ops(ctx):
         if op == "shuffle" and batched:
             yield hit(_attr_position(ctx, call))
 
 
-@rule(code="TFG006", name="cache-after-random-map",
-      message="`cache()` after a random augmentation map freezes the first epoch's random draw; cache before "
-              "the random `map`",
-      finds="`cache()` after a random augmentation `map`",
-      why="freezes the first epoch's random draw",
-      instead="`cache()` before the random `map`")
+@rule(
+    code="TFG006",
+    name="cache-after-random-map",
+    message="`cache()` after a random augmentation map freezes the first epoch's random draw; cache before "
+    "the random `map`",
+    finds="`cache()` after a random augmentation `map`",
+    why="freezes the first epoch's random draw",
+    instead="`cache()` before the random `map`",
+)
 def cache_after_random_map(ctx: FileContext):
     for op, call, _, random_map in _ordered_ops(ctx):
         if op == "cache" and random_map:
@@ -185,9 +204,12 @@ def _function_trains(ctx: FileContext, function) -> bool:
 def _updates_weights(ctx: FileContext, functions) -> bool:
     """Whether these local functions, or what they call, train (each function examined once per file)."""
     key = ("trains", frozenset(id(f) for f in functions))
-    return ctx.cached(key, lambda: any(
-        ctx.cached(("function-trains", id(f)), lambda f=f: _function_trains(ctx, f))
-        for f in ctx.closure(functions)))
+    return ctx.cached(
+        key,
+        lambda: any(
+            ctx.cached(("function-trains", id(f)), lambda f=f: _function_trains(ctx, f)) for f in ctx.closure(functions)
+        ),
+    )
 
 
 def _step_functions(ctx: FileContext, call: ast.Call) -> list:
@@ -213,13 +235,16 @@ def trains(ctx: FileContext, loop) -> bool:
     return any(isinstance(node, ast.Call) and _call_trains(ctx, node) for node in ctx.local(loop))
 
 
-@rule(code="TFG004", name="dataset-without-prefetch",
-      message="tf.data pipeline `{name}` feeds a training step without `prefetch`: the accelerator waits for "
-              "each batch; end the pipeline with `.prefetch(tf.data.AUTOTUNE)`",
-      finds="a `tf.data` pipeline with no `prefetch` iterated by a loop that runs a training step (evaluation, "
-            "test and prediction loops are not reported)",
-      why="the accelerator waits for each batch",
-      instead="end with `.prefetch(tf.data.AUTOTUNE)`")
+@rule(
+    code="TFG004",
+    name="dataset-without-prefetch",
+    message="tf.data pipeline `{name}` feeds a training step without `prefetch`: the accelerator waits for "
+    "each batch; end the pipeline with `.prefetch(tf.data.AUTOTUNE)`",
+    finds="a `tf.data` pipeline with no `prefetch` iterated by a loop that runs a training step (evaluation, "
+    "test and prediction loops are not reported)",
+    why="the accelerator waits for each batch",
+    instead="end with `.prefetch(tf.data.AUTOTUNE)`",
+)
 def dataset_without_prefetch(ctx: FileContext):
     for loop, name, ops in pipelines(ctx)[1]:
         if any(op == "prefetch" for op, _ in ops):

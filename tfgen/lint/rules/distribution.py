@@ -18,8 +18,12 @@ def is_strategy_ctor(ctx: FileContext, call) -> bool:
 
 def _is_optimizer_ctor(name: str) -> bool:
     last = name.split(".")[-1]
-    return name.startswith(("keras.optimizers.", "keras.mixed_precision.")) and last[:1].isupper() \
-        and "schedules" not in name and (name.startswith("keras.optimizers.") or last == "LossScaleOptimizer")
+    return (
+        name.startswith(("keras.optimizers.", "keras.mixed_precision."))
+        and last[:1].isupper()
+        and "schedules" not in name
+        and (name.startswith("keras.optimizers.") or last == "LossScaleOptimizer")
+    )
 
 
 def _creation_direct(ctx: FileContext, call) -> str | None:
@@ -34,16 +38,24 @@ def _creation_direct(ctx: FileContext, call) -> str | None:
 
 
 def _is_model_class(ctx: FileContext, name: str) -> bool:
-    classes = ctx.cached("model-classes", lambda: {node.name for node in ctx.nodes if isinstance(
-        node, ast.ClassDef) and any(ctx.canonical(b) in MODELS for b in node.bases)})
+    classes = ctx.cached(
+        "model-classes",
+        lambda: {
+            node.name
+            for node in ctx.nodes
+            if isinstance(node, ast.ClassDef) and any(ctx.canonical(b) in MODELS for b in node.bases)
+        },
+    )
     return name in classes
 
 
 def _builds_model(ctx: FileContext, function) -> bool:
     """Whether a local function's own code calls a Keras model constructor."""
-    return any(isinstance(inner, ast.Call) and (
-        (ctx.func_name(inner) or "") in MODELS or (ctx.func_name(inner) or "").startswith("keras.applications."))
-        for inner in ctx.local(function))
+    return any(
+        isinstance(inner, ast.Call)
+        and ((ctx.func_name(inner) or "") in MODELS or (ctx.func_name(inner) or "").startswith("keras.applications."))
+        for inner in ctx.local(function)
+    )
 
 
 def _creation(ctx: FileContext, call) -> str | None:
@@ -73,7 +85,8 @@ def in_scope_block(ctx: FileContext, node) -> bool:
     node = ctx.parent.get(node)
     while node is not None and not isinstance(node, FUNCS):
         if isinstance(node, (ast.With, ast.AsyncWith)) and any(
-                is_method_call(item.context_expr, "scope") for item in node.items):
+            is_method_call(item.context_expr, "scope") for item in node.items
+        ):
             return True
         node = ctx.parent.get(node)
     return False
@@ -138,19 +151,25 @@ def _reassigned_later(ctx: FileContext, scope, name: str, line: int) -> bool:
 def _first_strategy(ctx: FileContext, scope):
     assigns = sorted((n for n in ctx.local(scope) if isinstance(n, ast.Assign)), key=lambda n: n.lineno)
     for node in assigns:
-        if isinstance(node.value, ast.Call) and is_strategy_ctor(ctx, node.value) and \
-                isinstance(node.targets[0], ast.Name):
+        if (
+            isinstance(node.value, ast.Call)
+            and is_strategy_ctor(ctx, node.value)
+            and isinstance(node.targets[0], ast.Name)
+        ):
             return node
     return None
 
 
-@rule(code="TFG007", name="created-outside-strategy-scope",
-      message="{what} created outside `{strategy}.scope()` and used in a distributed step: its variables are not "
-              "mirrored across replicas; create it inside `with {strategy}.scope():`",
-      finds="a model, optimizer or metric created outside `strategy.scope()` (after the strategy, same scope) "
-            "and used in a function run by `strategy.run`",
-      why="its variables are not mirrored",
-      instead="create it inside `with strategy.scope():`")
+@rule(
+    code="TFG007",
+    name="created-outside-strategy-scope",
+    message="{what} created outside `{strategy}.scope()` and used in a distributed step: its variables are not "
+    "mirrored across replicas; create it inside `with {strategy}.scope():`",
+    finds="a model, optimizer or metric created outside `strategy.scope()` (after the strategy, same scope) "
+    "and used in a function run by `strategy.run`",
+    why="its variables are not mirrored",
+    instead="create it inside `with strategy.scope():`",
+)
 def created_outside_strategy_scope(ctx: FileContext):
     for scope in ctx.scopes():
         strategy = _first_strategy(ctx, scope)
@@ -195,14 +214,17 @@ def _method_calls_on(ctx: FileContext, name: str, methods: tuple, inside: bool) 
     return any((name, method, inside) in index for method in methods)
 
 
-@rule(code="TFG018", name="optimizer-built-in-distributed-step",
-      message="optimizer `{name}` is first built inside a distributed step (its slots are created lazily by "
-              "`{name}.apply_gradients` in the function run by `strategy.run`), which fails on Keras 3 with more "
-              "than one replica (`InvalidArgumentError`); call `{name}.build(model.trainable_variables)` inside "
-              "the strategy scope, before the training loop",
-      finds="an optimizer never `build`-ed before its first `apply_gradients`/`apply` inside `strategy.run`",
-      why="its slot variables are created inside the replica context: Keras 3 fails with more than one replica",
-      instead="`optimizer.build(model.trainable_variables)` inside `strategy.scope()`")
+@rule(
+    code="TFG018",
+    name="optimizer-built-in-distributed-step",
+    message="optimizer `{name}` is first built inside a distributed step (its slots are created lazily by "
+    "`{name}.apply_gradients` in the function run by `strategy.run`), which fails on Keras 3 with more "
+    "than one replica (`InvalidArgumentError`); call `{name}.build(model.trainable_variables)` inside "
+    "the strategy scope, before the training loop",
+    finds="an optimizer never `build`-ed before its first `apply_gradients`/`apply` inside `strategy.run`",
+    why="its slot variables are created inside the replica context: Keras 3 fails with more than one replica",
+    instead="`optimizer.build(model.trainable_variables)` inside `strategy.scope()`",
+)
 def optimizer_built_in_distributed_step(ctx: FileContext):
     for name, call in _optimizers(ctx):
         if not _method_calls_on(ctx, name, ("apply_gradients", "apply"), inside=True):
@@ -237,8 +259,9 @@ def _values_by_name(ctx: FileContext, function) -> dict[str, list]:
     """{name: values assigned or added to it} in `function` (plain and augmented assignments)."""
     values: dict[str, list] = {}
     for node in ctx.local(function):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, ast.AugAssign) else []
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+        )
         for target in targets:
             if isinstance(target, ast.Name):
                 values.setdefault(target.id, []).append(node.value)
@@ -289,17 +312,25 @@ def _mean_calls(ctx: FileContext, call, default_losses, depth=0) -> list:
 
 
 def _returned_calls(ctx: FileContext, function) -> list:
-    return [term for node in ctx.local(function) if isinstance(node, ast.Return) and node.value is not None
-            for term in top_terms(node.value) if isinstance(term, ast.Call)]
+    return [
+        term
+        for node in ctx.local(function)
+        if isinstance(node, ast.Return) and node.value is not None
+        for term in top_terms(node.value)
+        if isinstance(term, ast.Call)
+    ]
 
 
-@rule(code="TFG008", name="per-replica-mean-loss",
-      message="{what} inside the function run by `strategy.run` averages over this replica's batch only, so "
-              "gradients scale with the replica count; use a per-example loss (reduction=None) and "
-              "`tf.nn.compute_average_loss(..., global_batch_size=...)`",
-      finds="`tf.reduce_mean` or a Keras loss with its default reduction as the loss in a `strategy.run` function",
-      why="a per-replica mean: gradients scale with the replica count",
-      instead="`reduction=None` and `tf.nn.compute_average_loss(..., global_batch_size=...)`")
+@rule(
+    code="TFG008",
+    name="per-replica-mean-loss",
+    message="{what} inside the function run by `strategy.run` averages over this replica's batch only, so "
+    "gradients scale with the replica count; use a per-example loss (reduction=None) and "
+    "`tf.nn.compute_average_loss(..., global_batch_size=...)`",
+    finds="`tf.reduce_mean` or a Keras loss with its default reduction as the loss in a `strategy.run` function",
+    why="a per-replica mean: gradients scale with the replica count",
+    instead="`reduction=None` and `tf.nn.compute_average_loss(..., global_batch_size=...)`",
+)
 def per_replica_mean_loss(ctx: FileContext):
     default_losses = _default_reduction_losses(ctx)
     for function in ctx.run_functions:
@@ -347,18 +378,25 @@ def _losses_added_unscaled(ctx: FileContext, function, node) -> bool:
         parent = ctx.parent.get(parent)
     if isinstance(parent, ast.AugAssign) and isinstance(parent.op, ast.Add):
         return True
-    if not added and isinstance(parent, ast.Assign) and len(parent.targets) == 1 and \
-            isinstance(parent.targets[0], ast.Name):
+    if (
+        not added
+        and isinstance(parent, ast.Assign)
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], ast.Name)
+    ):
         return _added_unscaled(ctx, function, parent.targets[0].id, parent.lineno)
     return added
 
 
-@rule(code="TFG009", name="unscaled-regularization-loss",
-      message="regularization losses added inside `strategy.run` are summed once per replica; add "
-              "`tf.nn.scale_regularization_loss(tf.add_n(model.losses))` instead",
-      finds="`model.losses` added to the loss in a `strategy.run` function without scaling",
-      why="summed once per replica",
-      instead="`tf.nn.scale_regularization_loss(tf.add_n(model.losses))`")
+@rule(
+    code="TFG009",
+    name="unscaled-regularization-loss",
+    message="regularization losses added inside `strategy.run` are summed once per replica; add "
+    "`tf.nn.scale_regularization_loss(tf.add_n(model.losses))` instead",
+    finds="`model.losses` added to the loss in a `strategy.run` function without scaling",
+    why="summed once per replica",
+    instead="`tf.nn.scale_regularization_loss(tf.add_n(model.losses))`",
+)
 def unscaled_regularization_loss(ctx: FileContext):
     for function in ctx.run_functions:
         for node in ctx.local(function):
@@ -366,13 +404,15 @@ def unscaled_regularization_loss(ctx: FileContext):
                 yield hit(node)
 
 
-@rule(code="TFG010", name="optimizer-clipping-per-replica",
-      message="optimizer `{kw}` under a tf.distribute strategy clips each replica's gradients separately; clip "
-              "the all-reduced gradients (e.g. `tf.clip_by_global_norm`) in the step",
-      finds="optimizer `clipnorm`/`clipvalue` in a file that builds a `tf.distribute` strategy of several "
-            "replicas",
-      why="clips each replica's gradients separately",
-      instead="clip the all-reduced gradients in the step")
+@rule(
+    code="TFG010",
+    name="optimizer-clipping-per-replica",
+    message="optimizer `{kw}` under a tf.distribute strategy clips each replica's gradients separately; clip "
+    "the all-reduced gradients (e.g. `tf.clip_by_global_norm`) in the step",
+    finds="optimizer `clipnorm`/`clipvalue` in a file that builds a `tf.distribute` strategy of several replicas",
+    why="clips each replica's gradients separately",
+    instead="clip the all-reduced gradients in the step",
+)
 def optimizer_clipping_per_replica(ctx: FileContext):
     # OneDeviceStrategy's one replica sees the whole gradient: its optimizer clips it right.
     several = [c for c in ctx.calls if is_strategy_ctor(ctx, c) and not ctx.func_name(c).endswith(".OneDeviceStrategy")]

@@ -24,12 +24,15 @@ def _custom_loop(ctx: FileContext) -> bool:
     return bool(ctx.tapes) and any(is_method_call(c, "apply_gradients") for c in ctx.calls)
 
 
-@rule(code="TFG011", name="mixed-precision-without-loss-scaling",
-      message="`mixed_float16` in a custom loop with no `LossScaleOptimizer`: float16 gradients underflow to "
-              "zero; wrap the optimizer in `keras.mixed_precision.LossScaleOptimizer`",
-      finds="`mixed_float16` in a custom loop with no `LossScaleOptimizer`",
-      why="float16 gradients underflow to zero",
-      instead="`keras.mixed_precision.LossScaleOptimizer`")
+@rule(
+    code="TFG011",
+    name="mixed-precision-without-loss-scaling",
+    message="`mixed_float16` in a custom loop with no `LossScaleOptimizer`: float16 gradients underflow to "
+    "zero; wrap the optimizer in `keras.mixed_precision.LossScaleOptimizer`",
+    finds="`mixed_float16` in a custom loop with no `LossScaleOptimizer`",
+    why="float16 gradients underflow to zero",
+    instead="`keras.mixed_precision.LossScaleOptimizer`",
+)
 def mixed_precision_without_loss_scaling(ctx: FileContext):
     if not _custom_loop(ctx) or "LossScaleOptimizer" in ctx.attr_names:
         return
@@ -92,12 +95,15 @@ def _last_layers(ctx: FileContext, call: ast.Call) -> list:
     return layers
 
 
-@rule(code="TFG012", name="float16-final-activation",
-      message="final `{act}` computes in float16 under `mixed_float16` and can overflow; give the output layer "
-              "`dtype=\"float32\"`",
-      finds="a final softmax/sigmoid without `dtype=\"float32\"` under `mixed_float16`",
-      why="it computes in float16 and overflows",
-      instead="`dtype=\"float32\"` on the output layer")
+@rule(
+    code="TFG012",
+    name="float16-final-activation",
+    message="final `{act}` computes in float16 under `mixed_float16` and can overflow; give the output layer "
+    '`dtype="float32"`',
+    finds='a final softmax/sigmoid without `dtype="float32"` under `mixed_float16`',
+    why="it computes in float16 and overflows",
+    instead='`dtype="float32"` on the output layer',
+)
 def float16_final_activation(ctx: FileContext):
     if not any(True for _ in mixed_policy_calls(ctx)):
         return

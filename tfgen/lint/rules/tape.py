@@ -21,8 +21,13 @@ def _tapes_by_function(ctx: FileContext) -> dict:
 
 
 def _is_gradient_of(node, names) -> bool:
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "gradient"
-            and isinstance(node.func.value, ast.Name) and node.func.value.id in names)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "gradient"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in names
+    )
 
 
 def _gradient_calls(ctx: FileContext):
@@ -34,12 +39,15 @@ def _gradient_calls(ctx: FileContext):
                 yield scope, node
 
 
-@rule(code="TFG013", name="model-losses-outside-tape",
-      message="`model.losses` read outside the GradientTape block: the tape does not record it and the "
-              "regularizers get no gradient; read it inside the `with tf.GradientTape()` block",
-      finds="`model.losses` read outside the `GradientTape` block (before the gradient)",
-      why="the tape does not record it: no gradient for the regularizers",
-      instead="read it inside the tape")
+@rule(
+    code="TFG013",
+    name="model-losses-outside-tape",
+    message="`model.losses` read outside the GradientTape block: the tape does not record it and the "
+    "regularizers get no gradient; read it inside the `with tf.GradientTape()` block",
+    finds="`model.losses` read outside the `GradientTape` block (before the gradient)",
+    why="the tape does not record it: no gradient for the regularizers",
+    instead="read it inside the tape",
+)
 def model_losses_outside_tape(ctx: FileContext):
     last_gradient: dict = {}
     for scope, call in _gradient_calls(ctx):
@@ -54,15 +62,20 @@ def _regularizer(ctx: FileContext):
     for call in ctx.calls:
         for keyword in call.keywords:
             if keyword.arg in REGULARIZER_KEYWORDS and not (
-                    isinstance(keyword.value, ast.Constant) and keyword.value.value is None):
+                isinstance(keyword.value, ast.Constant) and keyword.value.value is None
+            ):
                 return keyword
     return None
 
 
 def _reads_losses_somewhere(ctx: FileContext) -> bool:
     """Some object's `.losses` is read (maybe the model's, under another name), or a regularization helper runs."""
-    if any(isinstance(n, ast.Attribute) and n.attr == "losses"
-           and (ctx.canonical(n.value) or "").split(".")[0] not in ("keras", "tf") for n in ctx.nodes):
+    if any(
+        isinstance(n, ast.Attribute)
+        and n.attr == "losses"
+        and (ctx.canonical(n.value) or "").split(".")[0] not in ("keras", "tf")
+        for n in ctx.nodes
+    ):
         return True
     for call in ctx.calls:
         name = ctx.canonical(call.func) or ""
@@ -71,12 +84,15 @@ def _reads_losses_somewhere(ctx: FileContext) -> bool:
     return False
 
 
-@rule(code="TFG014", name="regularizers-never-added",
-      message="the model has regularizers (line {line}) but this custom step never adds `model.losses`: they "
-              "have no effect; add `tf.add_n(model.losses)` to the loss inside the tape",
-      finds="a custom step that never adds `model.losses` while the file's model has regularizers",
-      why="the regularizers have no effect",
-      instead="add `tf.add_n(model.losses)` inside the tape")
+@rule(
+    code="TFG014",
+    name="regularizers-never-added",
+    message="the model has regularizers (line {line}) but this custom step never adds `model.losses`: they "
+    "have no effect; add `tf.add_n(model.losses)` to the loss inside the tape",
+    finds="a custom step that never adds `model.losses` while the file's model has regularizers",
+    why="the regularizers have no effect",
+    instead="add `tf.add_n(model.losses)` inside the tape",
+)
 def regularizers_never_added(ctx: FileContext):
     regularizer = _regularizer(ctx)
     if regularizer is None or _reads_losses_somewhere(ctx):
@@ -103,8 +119,9 @@ def _tape_facts(ctx: FileContext, scope) -> tuple[set, dict, set, set]:
             names = gradients.setdefault(_is_gradient_call(node.value), set())
             for target in node.targets:
                 names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr == "apply_gradients":
+        elif (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "apply_gradients"
+        ):
             for inner in ast.walk(node):
                 if isinstance(inner, ast.Name):
                     applied_names.add(inner.id)
@@ -113,12 +130,15 @@ def _tape_facts(ctx: FileContext, scope) -> tuple[set, dict, set, set]:
     return deleted, gradients, applied_names, applied_tapes
 
 
-@rule(code="TFG017", name="persistent-tape-not-deleted",
-      message="`persistent=True` tape `{tape}` is never deleted: it holds every intermediate tensor of the "
-              "step; drop `persistent=True`, or `del {tape}` after the last `gradient` call",
-      finds="a `persistent=True` tape whose gradients reach `apply_gradients`, never `del`eted",
-      why="holds every intermediate tensor",
-      instead="drop `persistent=True`, or `del tape`")
+@rule(
+    code="TFG017",
+    name="persistent-tape-not-deleted",
+    message="`persistent=True` tape `{tape}` is never deleted: it holds every intermediate tensor of the "
+    "step; drop `persistent=True`, or `del {tape}` after the last `gradient` call",
+    finds="a `persistent=True` tape whose gradients reach `apply_gradients`, never `del`eted",
+    why="holds every intermediate tensor",
+    instead="drop `persistent=True`, or `del tape`",
+)
 def persistent_tape_not_deleted(ctx: FileContext):
     for with_node, name, call in ctx.tapes:
         persistent = kw(call, "persistent")
@@ -126,6 +146,7 @@ def persistent_tape_not_deleted(ctx: FileContext):
             continue
         scope = ctx.enclosing_function(with_node) or ctx.tree
         deleted, gradients, applied_names, applied_tapes = ctx.cached(
-            ("tape-facts", id(scope)), lambda scope=scope: _tape_facts(ctx, scope))
+            ("tape-facts", id(scope)), lambda scope=scope: _tape_facts(ctx, scope)
+        )
         if name not in deleted and (name in applied_tapes or gradients.get(name, set()) & applied_names):
             yield hit(call, tape=name)

@@ -7,10 +7,25 @@ import ast
 from tfgen.lint.context import FileContext, assignment_index, latest_value, top_terms
 from tfgen.lint.registry import hit, rule
 
-NOT_TENSOR_MODULES = {"config", "distribute", "data", "io", "saved_model", "train", "summary", "debugging",
-                      "random", "experimental", "compat", "sysconfig", "test", "errors", "dtypes", "version"}
-NOT_TENSOR_FUNCTIONS = ("executing_eagerly", "function", "GradientTape", "Variable", "device", "name_scope",
-                        "constant")
+NOT_TENSOR_MODULES = {
+    "config",
+    "distribute",
+    "data",
+    "io",
+    "saved_model",
+    "train",
+    "summary",
+    "debugging",
+    "random",
+    "experimental",
+    "compat",
+    "sysconfig",
+    "test",
+    "errors",
+    "dtypes",
+    "version",
+}
+NOT_TENSOR_FUNCTIONS = ("executing_eagerly", "function", "GradientTape", "Variable", "device", "name_scope", "constant")
 
 
 def _loop_body(ctx: FileContext, loop) -> list:
@@ -18,8 +33,12 @@ def _loop_body(ctx: FileContext, loop) -> list:
 
 
 def _appended_step_result(ctx: FileContext, loop, assigned: dict, call) -> bool:
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-            and call.func.attr == "append" and len(call.args) == 1):
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "append"
+        and len(call.args) == 1
+    ):
         return False
     if ctx.innermost_loop(call) is not loop:
         return False  # reported for the innermost loop only
@@ -31,12 +50,15 @@ def _appended_step_result(ctx: FileContext, loop, assigned: dict, call) -> bool:
     return isinstance(value, ast.Call) and ctx.is_step_call(value)
 
 
-@rule(code="TFG001", name="tensor-accumulated-in-python-list",
-      message="tensor returned by a tf.function/train step kept in a Python container across iterations: "
-              "memory grows every step; aggregate in the graph or a keras metric, or keep `.numpy()`/float values",
-      finds="a tensor returned by a `tf.function`/train step appended to a Python list in a loop",
-      why="memory grows every step",
-      instead="aggregate in the graph or a Keras metric; keep `.numpy()`/`float()` values")
+@rule(
+    code="TFG001",
+    name="tensor-accumulated-in-python-list",
+    message="tensor returned by a tf.function/train step kept in a Python container across iterations: "
+    "memory grows every step; aggregate in the graph or a keras metric, or keep `.numpy()`/float values",
+    finds="a tensor returned by a `tf.function`/train step appended to a Python list in a loop",
+    why="memory grows every step",
+    instead="aggregate in the graph or a Keras metric; keep `.numpy()`/`float()` values",
+)
 def tensor_accumulated_in_python_list(ctx: FileContext):
     for loop in ctx.nodes:
         if not isinstance(loop, (ast.For, ast.While)):
@@ -48,11 +70,14 @@ def tensor_accumulated_in_python_list(ctx: FileContext):
                 yield hit(call)
 
 
-@rule(code="TFG002", name="print-in-tf-function",
-      message="`print` inside a tf.function runs once, at trace time; use `tf.print` (or tf.summary to keep values)",
-      finds="`print` inside a `tf.function`",
-      why="runs once, at trace time",
-      instead="`tf.print` (`tf.summary` to keep values)")
+@rule(
+    code="TFG002",
+    name="print-in-tf-function",
+    message="`print` inside a tf.function runs once, at trace time; use `tf.print` (or tf.summary to keep values)",
+    finds="`print` inside a `tf.function`",
+    why="runs once, at trace time",
+    instead="`tf.print` (`tf.summary` to keep values)",
+)
 def print_in_tf_function(ctx: FileContext):
     for call in ctx.calls:
         if isinstance(call.func, ast.Name) and call.func.id == "print" and ctx.in_traced(call):
@@ -87,28 +112,43 @@ def _tensorish(ctx: FileContext, expr, scope, depth=0) -> bool:
 def _conversion(ctx: FileContext, call: ast.Call) -> str | None:
     if isinstance(call.func, ast.Attribute) and call.func.attr == "numpy" and not call.args:
         return ".numpy()"
-    if (isinstance(call.func, ast.Name) and call.func.id in ("float", "int") and len(call.args) == 1
-            and _tensorish(ctx, call.args[0], ctx.enclosing_function(call))):
+    if (
+        isinstance(call.func, ast.Name)
+        and call.func.id in ("float", "int")
+        and len(call.args) == 1
+        and _tensorish(ctx, call.args[0], ctx.enclosing_function(call))
+    ):
         return f"{call.func.id}()"
     return None
 
 
-@rule(code="TFG003", name="numpy-in-graph-or-tape",
-      message="`{what}` inside {where} {why}; keep the value a tensor (tf ops), convert outside the step",
-      finds="`.numpy()`, `float()`/`int()` of a tensor inside a `tf.function` or a `GradientTape` block",
-      why="fails on symbolic tensors; the tape loses the path, gradients are `None`",
-      instead="keep tensors; convert outside the step")
+@rule(
+    code="TFG003",
+    name="numpy-in-graph-or-tape",
+    message="`{what}` inside {where} {why}; keep the value a tensor (tf ops), convert outside the step",
+    finds="`.numpy()`, `float()`/`int()` of a tensor inside a `tf.function` or a `GradientTape` block",
+    why="fails on symbolic tensors; the tape loses the path, gradients are `None`",
+    instead="keep tensors; convert outside the step",
+)
 def numpy_in_graph_or_tape(ctx: FileContext):
     for call in ctx.calls:
         what = _conversion(ctx, call)
         if what is None:
             continue
         if ctx.in_traced(call):
-            yield hit(call, what=what, where="a tf.function",
-                      why="cannot convert a symbolic tensor (it fails or freezes one traced value)")
+            yield hit(
+                call,
+                what=what,
+                where="a tf.function",
+                why="cannot convert a symbolic tensor (it fails or freezes one traced value)",
+            )
         elif ctx.in_tape(call):
-            yield hit(call, what=what, where="a GradientTape block",
-                      why="leaves the graph: the tape cannot follow it and gradients become None")
+            yield hit(
+                call,
+                what=what,
+                where="a GradientTape block",
+                why="leaves the graph: the tape cannot follow it and gradients become None",
+            )
 
 
 def _loop_counters(loop) -> set[str]:
@@ -117,8 +157,12 @@ def _loop_counters(loop) -> set[str]:
         return set()
     if source.func.id == "range" and isinstance(loop.target, ast.Name):
         return {loop.target.id}
-    if source.func.id == "enumerate" and isinstance(loop.target, ast.Tuple) and loop.target.elts and \
-            isinstance(loop.target.elts[0], ast.Name):
+    if (
+        source.func.id == "enumerate"
+        and isinstance(loop.target, ast.Tuple)
+        and loop.target.elts
+        and isinstance(loop.target.elts[0], ast.Name)
+    ):
         return {loop.target.elts[0].id}
     return set()
 
@@ -135,12 +179,15 @@ def _python_number_of(expr, counters) -> str | None:
     return None
 
 
-@rule(code="TFG016", name="python-number-to-tf-function",
-      message="Python number `{name}` changes every call of tf.function `{fn}`: it retraces each time; pass "
-              "`tf.constant({name})` (or a tf.Variable)",
-      finds="a `for i in range(...)` counter passed straight to a `tf.function`",
-      why="a new Python value retraces every call",
-      instead="pass `tf.constant(i)`")
+@rule(
+    code="TFG016",
+    name="python-number-to-tf-function",
+    message="Python number `{name}` changes every call of tf.function `{fn}`: it retraces each time; pass "
+    "`tf.constant({name})` (or a tf.Variable)",
+    finds="a `for i in range(...)` counter passed straight to a `tf.function`",
+    why="a new Python value retraces every call",
+    instead="pass `tf.constant(i)`",
+)
 def python_number_to_tf_function(ctx: FileContext):
     for loop in ctx.nodes:
         if not isinstance(loop, ast.For):

@@ -22,7 +22,9 @@ def _run_name(value: str) -> str:
 
 def _seed(value: int) -> int:
     if value >= SEED_LIMIT:
-        raise ValueError(f"a seed must be below 2**32 = {SEED_LIMIT} (NumPy and TensorFlow seeds are unsigned 32-bit), found {value}")
+        raise ValueError(
+            f"a seed must be below 2**32 = {SEED_LIMIT} (NumPy and TensorFlow seeds are unsigned 32-bit), found {value}"
+        )
     return value
 
 
@@ -98,4 +100,5 @@ class Spec(StrictModel):
     logging: Logging = Field(Logging(), description="TensorBoard events and profiler traces")
     debug: Debug = Field(Debug(), description="checks that cost speed")
 
-__all__ = ["Spec", "KerasObject", "LossSpec"]
+
+__all__ = ["KerasObject", "LossSpec", "Spec"]

@@ -25,7 +25,6 @@ IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 
 
-
 class StrictModel(BaseModel):
     """A spec section: unknown keys are errors, values are immutable once validated.
 
@@ -54,7 +53,7 @@ def _dotted_ref(value: str) -> str:
     module, sep, function = value.partition(":")
     if not sep or not DOTTED.match(module) or not IDENTIFIER.match(function):
         raise ValueError(f"expected `package.module:function`, found `{value}`")
-    if any(keyword.iskeyword(part) for part in module.split(".") + [function]):
+    if any(keyword.iskeyword(part) for part in [*module.split("."), function]):
         raise ValueError(f"`{value}` contains a Python keyword")
     # No shadowing check is needed: the script imports a `module:function` only when it calls
     # it (`rt.function`), never as a top-level name.
@@ -162,7 +161,7 @@ class LayerSpec(KerasObject):
     }
 
     adapt: Annotated[
-        Union[Annotated[bool, Tag("flag")], Annotated[Adapt, Tag("mapping")]],
+        Annotated[bool, Tag("flag")] | Annotated[Adapt, Tag("mapping")],
         Discriminator(lambda value: "flag" if isinstance(value, bool) else "mapping"),
     ] = False
 
@@ -170,7 +169,8 @@ class LayerSpec(KerasObject):
     @classmethod
     def _adapt_setting(cls, value: Any) -> Any:
         if not isinstance(value, (bool, dict, Adapt)):
-            raise ValueError(f"expected `true`, `false` or `{{batches: N}}`, found {value!r}")
+            # pydantic reports a ValueError as a validation error of the field (a TypeError escapes it)
+            raise ValueError(f"expected `true`, `false` or `{{batches: N}}`, found {value!r}")  # noqa: TRY004
         return value
 
     @property

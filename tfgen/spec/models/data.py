@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, PositiveInt, model_validator
 
@@ -19,7 +19,9 @@ class PythonSource(StrictModel):
         "input/target name, or a tf.data.Dataset of `(x, y)` examples",
         examples=["sklearn.datasets:load_digits"],
     )
-    kwargs: dict[str, Any] = Field({}, description="keyword arguments for the function", examples=[{"return_X_y": True}])
+    kwargs: dict[str, Any] = Field(
+        {}, description="keyword arguments for the function", examples=[{"return_X_y": True}]
+    )
 
 
 class NpzSource(StrictModel):
@@ -27,7 +29,9 @@ class NpzSource(StrictModel):
 
     type: Literal["npz"] = Field(description="a NumPy .npz file", examples=["npz"])
     path: str = Field(
-        min_length=1, description="the .npz file (a relative path starts at the working directory)", examples=["data/mnist.npz"]
+        min_length=1,
+        description="the .npz file (a relative path starts at the working directory)",
+        examples=["data/mnist.npz"],
     )
     x: str | dict[Identifier, str] = Field(
         description="the array of the only input, or a mapping `{input: array name}`", examples=["x_train"]
@@ -42,7 +46,9 @@ class TFRecordFeature(StrictModel):
 
     shape: Shape = Field([], description="the shape of one example's feature (`[]`: a scalar)", examples=[[784]])
     dtype: Literal["float32", "int64", "string"] = Field(
-        "float32", description="the dtype stored in the records; cast to the input's or target's dtype", examples=["int64"]
+        "float32",
+        description="the dtype stored in the records; cast to the input's or target's dtype",
+        examples=["int64"],
     )
 
 
@@ -79,7 +85,7 @@ class SyntheticSource(StrictModel):
 
 
 Source = Annotated[
-    Union[PythonSource, NpzSource, TFRecordSource, KerasSource, SyntheticSource], Field(discriminator="type")
+    PythonSource | NpzSource | TFRecordSource | KerasSource | SyntheticSource, Field(discriminator="type")
 ]
 
 # Sources that give arrays (a python function may also return a tf.data.Dataset).
@@ -126,14 +132,16 @@ class BucketBySequenceLength(StrictModel):
         None, description="the input whose length buckets; null: the only input", examples=["tokens"]
     )
     boundaries: list[PositiveInt] = Field(
-        min_length=1, description="the lengths where one bucket ends and the next begins, increasing", examples=[[16, 32]]
+        min_length=1,
+        description="the lengths where one bucket ends and the next begins, increasing",
+        examples=[[16, 32]],
     )
     batch_sizes: list[PositiveInt] = Field(
         min_length=2, description="each bucket's batch size: one entry more than `boundaries`", examples=[[64, 32, 16]]
     )
 
     @model_validator(mode="after")
-    def _sizes(self) -> "BucketBySequenceLength":
+    def _sizes(self) -> BucketBySequenceLength:
         if len(self.batch_sizes) != len(self.boundaries) + 1:
             raise ValueError("`batch_sizes` needs one entry more than `boundaries`")
         if sorted(set(self.boundaries)) != self.boundaries:
@@ -152,7 +160,9 @@ class TrainPipeline(StrictModel):
         description="the global batch size (the per-replica batch is derived and printed)", examples=[64]
     )
     shuffle: PositiveInt | None = Field(
-        None, description="shuffle buffer size, reshuffled every epoch with the seed; null: no shuffling", examples=[2048]
+        None,
+        description="shuffle buffer size, reshuffled every epoch with the seed; null: no shuffling",
+        examples=[2048],
     )
     cache: bool | str = Field(False, description="true: cache in memory; a string: cache to that file", examples=[True])
     drop_remainder: bool = Field(
@@ -195,7 +205,8 @@ class Data(StrictModel):
     """Where the training and validation examples come from and how they are batched."""
 
     train: TrainPipeline = Field(
-        description="the training pipeline", examples=[{"source": {"type": "synthetic", "examples": 1024}, "batch_size": 64}]
+        description="the training pipeline",
+        examples=[{"source": {"type": "synthetic", "examples": 1024}, "batch_size": 64}],
     )
     validation: ValidationPipeline | None = Field(
         None,
@@ -223,7 +234,7 @@ class Data(StrictModel):
     )
 
     @model_validator(mode="after")
-    def _one_validation(self) -> "Data":
+    def _one_validation(self) -> Data:
         if self.validation is not None and self.validation_split is not None:
             raise ValueError("give `validation` or `validation_split`, not both")
         if self.stratify and self.validation_split is None:

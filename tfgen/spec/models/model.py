@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Union
+from typing import Annotated, Any
 
 from pydantic import Discriminator, Field, PositiveInt, Tag, model_validator
 
@@ -12,7 +12,7 @@ from tfgen.spec.models.base import DottedRef, DType, Identifier, LayerSpec, Shap
 class Residual(StrictModel):
     """`{residual: [layers]}`: the layers' output is added to their input (a skip connection)."""
 
-    residual: list["Layer"] = Field(
+    residual: list[Layer] = Field(
         min_length=1,
         description="layers whose output is added to the block's input (a skip connection)",
         examples=[[{"type": "Dense", "units": 64}]],
@@ -26,7 +26,7 @@ def _layer_kind(value: Any) -> str:
 
 
 Layer = Annotated[
-    Union[Annotated[Residual, Tag("residual")], Annotated[LayerSpec, Tag("keras")]],
+    Annotated[Residual, Tag("residual")] | Annotated[LayerSpec, Tag("keras")],
     Discriminator(_layer_kind),
 ]
 Residual.model_rebuild()
@@ -57,7 +57,9 @@ class Model(StrictModel):
         [],
         description="the shared trunk, applied in order; an item `{residual: [layers]}` adds the block's input to "
         "its output",
-        examples=[[{"type": "Dense", "units": 128, "activation": "relu"}, {"residual": [{"type": "Dense", "units": 128}]}]],
+        examples=[
+            [{"type": "Dense", "units": 128, "activation": "relu"}, {"residual": [{"type": "Dense", "units": 128}]}]
+        ],
     )
     outputs: dict[Identifier, list[Layer]] = Field(
         {},
@@ -73,7 +75,7 @@ class Model(StrictModel):
     kwargs: dict[str, Any] = Field({}, description="keyword arguments for `builder`", examples=[{"width": 64}])
 
     @model_validator(mode="after")
-    def _layers_or_builder(self) -> "Model":
+    def _layers_or_builder(self) -> Model:
         if self.builder is None and not self.outputs:
             raise ValueError("give `outputs` (with optional `layers`) or a `builder`")
         if self.builder is not None and (self.outputs or self.layers):

@@ -68,7 +68,7 @@ class GradientClipping(StrictModel):
     value: PositiveFloat | None = Field(None, description="clip each gradient value to [-value, value]", examples=[0.5])
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> "GradientClipping":
+    def _exactly_one(self) -> GradientClipping:
         given = [name for name in ("global_norm", "norm", "value") if getattr(self, name) is not None]
         if len(given) != 1:
             raise ValueError("give exactly one of `global_norm`, `norm`, `value`")
@@ -90,9 +90,15 @@ class ReduceOnPlateau(StrictModel):
     factor: float = Field(
         0.1, gt=0, lt=1, description="the rate is multiplied by it each time the value stops improving", examples=[0.5]
     )
-    patience: NonNegativeInt = Field(10, description="epochs without improvement before the rate is lowered", examples=[3])
-    min_delta: NonNegativeFloat = Field(0.0001, description="smallest change that counts as an improvement", examples=[0.001])
-    cooldown: NonNegativeInt = Field(0, description="epochs after a reduction before epochs are counted again", examples=[2])
+    patience: NonNegativeInt = Field(
+        10, description="epochs without improvement before the rate is lowered", examples=[3]
+    )
+    min_delta: NonNegativeFloat = Field(
+        0.0001, description="smallest change that counts as an improvement", examples=[0.001]
+    )
+    cooldown: NonNegativeInt = Field(
+        0, description="epochs after a reduction before epochs are counted again", examples=[2]
+    )
     min_lr: NonNegativeFloat = Field(0.0, description="the lowered rate never goes below it", examples=[1e-06])
 
 
@@ -219,13 +225,15 @@ class Strategy(StrictModel):
         return value
 
     @model_validator(mode="after")
-    def _fields_of_type(self) -> "Strategy":
+    def _fields_of_type(self) -> Strategy:
         owners = {"device": "one_device", "devices": "mirrored", "cpu_replicas": "mirrored"}
         for name, owner in owners.items():
             if getattr(self, name) is not None and self.type != owner:
                 raise ValueError(f"`{name}` is for `type: {owner}`")
         if self.cpu_replicas is not None and self.devices is not None:
-            raise ValueError("give `devices` or `cpu_replicas`, not both (cpu_replicas mirrors over /cpu:0 .. /cpu:N-1)")
+            raise ValueError(
+                "give `devices` or `cpu_replicas`, not both (cpu_replicas mirrors over /cpu:0 .. /cpu:N-1)"
+            )
         if self.type == "one_device" and self.device is None:
             raise ValueError("`type: one_device` needs a `device`, e.g. /cpu:0 or /gpu:0")
         if self.communication != "auto" and self.type != "multi_worker_mirrored":
@@ -281,7 +289,7 @@ class Checkpoint(StrictModel):
     )
 
     @model_validator(mode="after")
-    def _one_cadence(self) -> "Checkpoint":
+    def _one_cadence(self) -> Checkpoint:
         if self.every_epochs is not None and self.every_steps is not None:
             raise ValueError("give `every_epochs` or `every_steps`, not both")
         return self
@@ -326,7 +334,7 @@ class LossWeighting(StrictModel):
     decay: float = Field(0.9, gt=0, lt=1, description="ema_ratio: the moving average's decay", examples=[0.99])
 
     @model_validator(mode="after")
-    def _decay_for_ema(self) -> "LossWeighting":
+    def _decay_for_ema(self) -> LossWeighting:
         if self.type != "ema_ratio" and "decay" in self.model_fields_set:
             raise ValueError("`decay` is for `type: ema_ratio`")
         return self
