@@ -192,7 +192,7 @@ def adapt(trainer, batches):
     model = trainer.model
     for name, steps in ADAPT_BATCHES.items():
         layer = model.get_layer(name)
-        if trainer.restored is None:
+        if trainer.checkpoint.restored is None:
             with trainer.strategy.scope():  # assigns every replica's copy
                 before = keras.Model(model.input, layer.input)  # the layers before it
                 inputs = [before(x, training=False) for x, _ in batches.take(steps)]

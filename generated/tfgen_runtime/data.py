@@ -243,7 +243,7 @@ def split_arrays(data, fraction, seed, stratify=False):
     groups = [order[labels[order] == label] for label in classes] or [order]
     for rows in groups:
         held[rows[: round(len(rows) * fraction)]] = True
-    if not held.any():
+    if len(order) and not held.any():  # (no examples at all: the batch check says so)
         kept = f"{fraction} of {len(order)} examples"
         raise UserError(f"`validation_split` {kept} holds out none: raise it")
     kept_rows = order[~held[order]]

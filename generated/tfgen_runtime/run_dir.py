@@ -61,7 +61,7 @@ class RunDirectory:
         n = self.args.max_examples
         if n is not None:
             data = tuple(None if part is None else first_rows(part, n) for part in data)
-        require_examples(data[1])
+        require_examples(*data)
         return data
 
     def resume(self, checkpoint, argv, fresh=False):
@@ -118,8 +118,11 @@ class RunDirectory:
                 path.unlink()
 
 
-def require_examples(validation):
-    """UserError when the validation data (arrays, a dataset or None) has no example."""
+def require_examples(train, validation):
+    """UserError when the validation data (arrays, a dataset or None) has no example (when
+    the training arrays have none either, the batch check says so, naming the batch)."""
+    if isinstance(train, tuple) and not len(next(iter(train[1].values()))):
+        return
     if isinstance(validation, tuple):
         empty = not len(next(iter(validation[1].values())))
     elif isinstance(validation, tf.data.Dataset):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 
 import numpy as np
 import pytest
@@ -225,12 +226,14 @@ def nan_data(tmp_path, monkeypatch):
         "def load():\n"
         "    rng = np.random.default_rng(0)\n"
         "    x = rng.random((128, 8)).astype('float32')\n"
-        "    x[70, 2] = np.nan  # row 70: the third batch of 32\n"
+        "    x[70] = 1e4  # row 70, in the third batch of 32: finite data, but exp() of it overflows\n"
         "    return {'features': x}, {'label': rng.integers(0, 3, 128)}\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "nan_data", raising=False)  # this test's module, not an earlier one's
     spec = _spec()
     spec["data"] = {"train": {"source": {"type": "python", "function": "nan_data:load"}, "batch_size": 32}}
+    spec["model"]["layers"] = [{"type": "Dense", "units": 16, "activation": "exponential"}]
     return spec
 
 
@@ -266,7 +269,7 @@ def test_nonfinite_skip_skips_and_counts(build_spec, tmp_path, nan_data):
 def test_check_numerics_names_the_bad_tensor(build_spec, tmp_path, nan_data):
     module = load_module(build_spec({**nan_data, "debug": {"check_numerics": True}}))
     assert "jit_compile=True" not in (tmp_path / "generated" / "small.py").read_text()
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"(loss|gradient of \S+) : Tensor had NaN values"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"(loss|gradient of \S+) : Tensor had (NaN|Inf) values"):
         module.main(["--output-dir", str(tmp_path / "run")])
 
 

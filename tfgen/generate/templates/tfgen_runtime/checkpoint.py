@@ -92,6 +92,7 @@ class RunCheckpoint:
         """
         ours = self.identity(spec_sha256)
         self.checkpoint.identity.assign(ours)
+        self.restored = None
         paths = checkpoint_paths(directory) if resume else []
         for path in reversed(paths):
             saved = read_or_warn(path)
@@ -104,6 +105,7 @@ class RunCheckpoint:
             epoch = self.state.epoch.numpy() + 1
             step = self.state.step_in_epoch.numpy()
             print(f"Resuming from {path} (epoch {epoch}, step {step})")
+            self.restored = path
             return path
         return None
 
