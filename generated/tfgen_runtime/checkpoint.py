@@ -58,10 +58,6 @@ class RunCheckpoint:
         self.early_stopping = early_stopping
         self.shapes = [(v.path, list(v.shape)) for v in model.variables]
         self.manager = None  # opened by `open`, once the run's directory is known
-        self.adapted = (
-            adapted or {}
-        )  # adapted layer name -> the checkpoint's copy of what it learned
-        self.restored = None  # the checkpoint `restore` resumed from, if any
         optional = {
             "adapted": adapted,
             "augment_random_state": augment_random_state,
