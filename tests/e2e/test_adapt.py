@@ -273,7 +273,7 @@ def test_boundaries_and_vocabulary_survive_a_kill_and_are_never_adapted_again(tm
         "model": {**TABULAR["model"], "layers": CHAINED},
     }
     script = _build(tmp_path, "chained", overrides)
-    assert "adapted=kept_outside(self.model)" in script.read_text()
+    assert "self.adapted = kept_outside(self.model)" in script.read_text()
     straight = _run(script, tmp_path / "straight.json", "--output-dir", str(tmp_path / "straight"))
     assert straight.returncode == 0, straight.stderr[-3000:]
     assert "Adapted adapted_discretization on 6 training batches" in straight.stdout
