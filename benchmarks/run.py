@@ -183,12 +183,12 @@ def write_script(spec: dict, folder: Path, stem: str = "bench") -> Path:
     """Generate `<stem>.py` (and its support module beside it) with tfgen's own build path."""
     import yaml
 
-    from tfgen.generate.build import plan_targets
+    from tfgen.generate.build import plan_targets, write_files
 
     path = folder / f"{stem}.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
-    for target in plan_targets([path], folder):  # the script and the support module
-        target.output.write_text(target.text)
+    targets = plan_targets([path], folder)  # the script and its support package
+    write_files([(target.output, target.text) for target in targets])
     return folder / f"{stem}.py"
 
 

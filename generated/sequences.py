@@ -85,7 +85,8 @@ def validation_pipeline(validation):
     """Validation batches (the last may be partial: the metrics average per example)."""
     ds = rt.as_dataset(validation)
     ds = ds.padded_batch(
-        VALIDATION_BATCH_SIZE, padding_values=({"tokens": 0}, {"label": 0})
+        VALIDATION_BATCH_SIZE,
+        padding_values=({"tokens": tf.constant(0, tf.int32)}, {"label": None}),
     )
     return ds.prefetch(tf.data.AUTOTUNE)
 

@@ -114,6 +114,9 @@ def two_tasks(tmp_path, monkeypatch):
         "    return {'features': x}, {'big': 100 * rng.standard_normal((256, 1)), 'small': rng.random((256, 1))}\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
+    yield
+    # Each test writes its own two_tasks.py: the next one must import its own, not this one.
+    sys.modules.pop("two_tasks", None)
 
 
 def _train_step_sources(script: str) -> dict[str, str]:

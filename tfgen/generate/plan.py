@@ -444,15 +444,26 @@ def _padded(spec: Spec, padded) -> Padding | None:
         per_group = [{n: tuple(padded.padded_shapes.get(n, item.shape)) for n, item in g.items()} for g in groups]
         shapes = literal(tuple(per_group))
     if padded.padding_values:
-        per_group = [
-            {
-                n: (float if item.dtype.startswith(("float", "bfloat")) else int)(padded.padding_values.get(n, 0))
-                for n, item in g.items()
-            }
-            for g in groups
-        ]
-        values = literal(tuple(per_group))
+        values = "(" + ", ".join(_padding_values(g, padded.padding_values) for g in groups) + ")"
     return Padding(shapes=shapes, values=values)
+
+
+def _padding_values(group: dict, named: dict) -> str:
+    """`{name: tf.constant(value, tf.<dtype>), ...}`: a value of each component's own dtype (a bare
+    Python 0 is int32, which tf.data refuses for an int64 component); None keeps tf.data's default."""
+    entries = []
+    for name, item in group.items():
+        if name in named:
+            entries.append(f"{literal(name)}: tf.constant({literal(_typed(named[name], item.dtype))}, tf.{item.dtype})")
+        else:
+            entries.append(f"{literal(name)}: None")
+    return "{" + ", ".join(entries) + "}"
+
+
+def _typed(value: float, dtype: str) -> float | int | bool:
+    if dtype == "bool":
+        return bool(value)
+    return float(value) if dtype.startswith(("float", "bfloat")) else int(value)
 
 
 def _validation_padded(spec: Spec, variable: bool) -> Padding | None:
