@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import io
 import json
 import os
 import subprocess
@@ -34,6 +35,30 @@ def run_tfgen(
         timeout=timeout,
         check=False,
     )
+
+
+def tfgen_here(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    """`tfgen ARGS` run by `tfgen.cli.main` in this process: its exit code and output, as run_tfgen
+    gives them, without starting an interpreter (a second or more each).
+
+    For what tfgen decides and prints: build, check, diff, validate without --deep, lint,
+    manifest. What only a real process shows (no traceback reaches stderr, signals, imports of
+    spec code, what a fresh interpreter imports) is run_tfgen's.
+    """
+    from tfgen.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    previous = Path.cwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exit_:  # argparse's usage errors
+                code = exit_.code
+    finally:
+        os.chdir(previous)
+    return subprocess.CompletedProcess(["tfgen", *args], code, out.getvalue(), err.getvalue())
 
 
 def load_module(path: Path):

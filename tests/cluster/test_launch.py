@@ -138,12 +138,11 @@ def test_three_workers_get_their_tf_config_and_prefixed_output_without_tensorflo
 
 @pytest.mark.slow
 def test_a_failure_stops_the_group_and_gives_the_workers_exit_code(tmp_path):
-    started = time.monotonic()
     launcher = _launch(tmp_path, "--workers", "3", str(tmp_path / "toy.py"), "--", "fail", str(tmp_path / "seen"), "1")
     out, err = launcher.communicate(timeout=30)
     assert launcher.returncode == 3
     assert "[0] finished 0" in out and "finished 1" not in out
-    assert "finished 2" not in out and time.monotonic() - started < 4  # worker 2 was stopped, not waited for
+    assert "finished 2" not in out  # worker 2 (sleeping) was stopped, not waited for
     assert "tfgen launch: worker 1 exited with 3; stopped the group (no restarts left)" in err
 
 

@@ -9,7 +9,7 @@ import sys
 
 import black
 import pytest
-from conftest import ROOT, SPECS, import_blocker, run_tfgen
+from conftest import ROOT, SPECS, import_blocker, run_tfgen, tfgen_here
 
 from tfgen import __version__
 from tfgen.generate.build import HASH_LINE, plan_targets
@@ -42,7 +42,7 @@ def test_support_package_is_committed_and_built_once_for_all_specs():
 
 
 def test_check_passes_on_the_repo():
-    result = run_tfgen("check", *[str(s.relative_to(ROOT)) for s in SPECS])
+    result = tfgen_here("check", *[str(s.relative_to(ROOT)) for s in SPECS])
     assert result.returncode == 0, result.stderr
 
 
@@ -113,11 +113,11 @@ def test_build_never_imports_tensorflow(tmp_path):
 
 
 def _small_build(tmp_path):
-    """A small spec built into tmp_path/gen with the real CLI; the spec's path."""
+    """A small spec built into tmp_path/gen with the CLI's main; the spec's path."""
     (tmp_path / "pyproject.toml").write_text("")
     spec = tmp_path / "small.yaml"
     spec.write_text((ROOT / "specs" / "digits.yaml").read_text())
-    assert run_tfgen("build", "small.yaml", "--out", "gen", cwd=tmp_path).returncode == 0
+    assert tfgen_here("build", "small.yaml", "--out", "gen", cwd=tmp_path).returncode == 0
     return spec
 
 
@@ -126,13 +126,13 @@ def test_check_and_diff_name_each_missing_or_hand_edited_support_file(tmp_path):
     (tmp_path / "gen" / RUNTIME_DIR / "signals.py").unlink()
     data = tmp_path / "gen" / RUNTIME_DIR / "data.py"
     data.write_text(data.read_text().replace('WHAT = ("input", "target")', 'WHAT = ("inputs", "targets")'))
-    result = run_tfgen("check", "small.yaml", "--out", "gen", cwd=tmp_path)
+    result = tfgen_here("check", "small.yaml", "--out", "gen", cwd=tmp_path)
     assert result.returncode == 1
     assert sorted(line.split("; run `tfgen build")[0] for line in result.stderr.strip().splitlines()) == [
         f"gen/{RUNTIME_DIR}/data.py: hand-edited or made by another tfgen version",
         f"gen/{RUNTIME_DIR}/signals.py: missing",
     ]
-    diff = run_tfgen("diff", "small.yaml", "--out", "gen", cwd=tmp_path)
+    diff = tfgen_here("diff", "small.yaml", "--out", "gen", cwd=tmp_path)
     assert diff.returncode == 1
     assert f"--- a/gen/{RUNTIME_DIR}/data.py\n" in diff.stdout and '+WHAT = ("input", "target")\n' in diff.stdout
     assert f"+++ b/gen/{RUNTIME_DIR}/signals.py\n" in diff.stdout
@@ -141,12 +141,13 @@ def test_check_and_diff_name_each_missing_or_hand_edited_support_file(tmp_path):
 def test_check_finds_a_stale_script_by_its_spec_sha256(tmp_path):
     spec = _small_build(tmp_path)
     spec.write_text(spec.read_text().replace("seed: 42", "seed: 43"))
-    result = run_tfgen("check", "small.yaml", "--out", "gen", cwd=tmp_path)
+    result = tfgen_here("check", "small.yaml", "--out", "gen", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr.strip().startswith("gen/small.py: stale (the spec changed since it was generated)")
     assert len(result.stderr.strip().splitlines()) == 1  # the support package is the same
 
 
+@pytest.mark.slow  # imports TensorFlow in the script's process
 def test_a_support_module_left_by_an_older_build_is_not_what_scripts_import(tmp_path):
     """An older build wrote one tfgen_runtime.py; beside the package Python imports the package."""
     _small_build(tmp_path)
@@ -155,4 +156,4 @@ def test_a_support_module_left_by_an_older_build_is_not_what_scripts_import(tmp_
         [sys.executable, "gen/small.py", "--help"], cwd=tmp_path, capture_output=True, text=True, check=False
     )
     assert probe.returncode == 0, probe.stderr
-    assert run_tfgen("check", "small.yaml", "--out", "gen", cwd=tmp_path).returncode == 0
+    assert tfgen_here("check", "small.yaml", "--out", "gen", cwd=tmp_path).returncode == 0

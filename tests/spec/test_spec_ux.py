@@ -394,6 +394,9 @@ names = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True).filter(
 )
 
 
+# Slow: 25 builds (black is most of each); tests/generate/test_spec_space.py's fast tier holds
+# every drawn spec to the same determinism and black-stability in the fast tier.
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     name=names,
