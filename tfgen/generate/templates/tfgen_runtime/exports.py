@@ -25,8 +25,9 @@ def export(model, run, kinds, *, finished=False, best=None):
         if not kinds or not run.chief:
             return
         names = " and ".join(NAMES[kind] for kind in kinds)
+        are = "is" if len(kinds) == 1 else "are"
         weights = "the best epoch's weights" if best else "the last checkpoint"
-        print(f"{names} missing or unreadable: writing it again from {weights}")
+        print(f"{names} {are} missing or unreadable: writing again from {weights}")
     if best is not None:
         best.restore()
     if not run.chief:
