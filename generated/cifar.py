@@ -23,6 +23,7 @@ sys.path.append(str(Path(__file__).resolve().parent))  # tfgen_runtime/ is here
 import tfgen_runtime as rt
 
 SPEC_SHA256 = "ac54d7b50d1dc962ef76b79af9a40a78c7023ea8291f81f09cfb31479be2ed7b"
+STATE_SHA256 = "1090bd5c685ff79d5b6bb67c456301dde7f2f816bab6ee46ac517c0c74b3e6f6"  # less what a resume may change
 MADE_BY = {"spec": "specs/cifar.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 0
 OUTPUT_DIR = "runs/cifar"
@@ -244,6 +245,7 @@ class Trainer(rt.StandardTrainer):
             state=self.state,
             train_metrics=self.train_metrics,
             keep=CHECKPOINTS_TO_KEEP,
+            state_sha256=STATE_SHA256,
         )
 
     def train_step(self, features, targets):
@@ -292,11 +294,11 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
 
 
 def end_epoch(trainer, row, history, epochs):
-    """Track the epoch's values; save the checkpoint, then the history row that describes it."""
+    """Track the epoch's values; write the history row, then the checkpoint it describes."""
     epoch = row["epoch"]
     trainer.state.finish_epoch(epoch)
-    trainer.checkpoint.save(epoch)
     history.append(row)
+    trainer.checkpoint.save(epoch)
     print(rt.epoch_line(row, epochs), flush=True)
 
 
@@ -330,13 +332,11 @@ def main(argv=None):
     trainer = Trainer(strategy, run.write)
     steps_per_epoch = trainer.use_data(train, "stream", args.steps_per_epoch)
     history = run.resume(trainer.checkpoint, argv)
-    if history.finished:
-        return history.rows
-    validation = validation_pipeline(validation)
-    validation = strategy.experimental_distribute_dataset(validation)
-    fit(trainer, validation, history, args.epochs, steps_per_epoch)
-    if run.chief:  # only the chief keeps the final model
-        trainer.model.save(run.output / "model.keras")
+    if not history.finished:
+        validation = validation_pipeline(validation)
+        validation = strategy.experimental_distribute_dataset(validation)
+        fit(trainer, validation, history, args.epochs, steps_per_epoch)
+    rt.export(trainer.model, run, ["keras"], finished=history.finished)
     return history.rows
 
 

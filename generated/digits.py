@@ -23,6 +23,7 @@ sys.path.append(str(Path(__file__).resolve().parent))  # tfgen_runtime/ is here
 import tfgen_runtime as rt
 
 SPEC_SHA256 = "db8558439a194b80f4dea1e68b448e943a02c543d3d49c4baddd2223b6f593a7"
+STATE_SHA256 = "6340d512b9c6273c5b5176477966a7d7e1576e24c7c7cdb1449a66acbf22c620"  # less what a resume may change
 MADE_BY = {"spec": "specs/digits.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 42
 OUTPUT_DIR = "runs/digits"
@@ -153,6 +154,7 @@ class Trainer(rt.StandardTrainer):
             state=self.state,
             train_metrics=self.train_metrics,
             keep=CHECKPOINTS_TO_KEEP,
+            state_sha256=STATE_SHA256,
             early_stopping=self.early_stopping,
             best_weights=self.best_weights,
         )
@@ -201,13 +203,13 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
 
 
 def end_epoch(trainer, row, history, epochs):
-    """Track the epoch's values; save the checkpoint, then the history row that describes it."""
+    """Track the epoch's values; write the history row, then the checkpoint it describes."""
     epoch = row["epoch"]
     if trainer.early_stopping.update(row, epoch):
         trainer.best_weights.save(row, epoch)
     trainer.state.finish_epoch(epoch)
-    trainer.checkpoint.save(epoch)
     history.append(row)
+    trainer.checkpoint.save(epoch)
     print(rt.epoch_line(row, epochs), flush=True)
     if trainer.early_stopping.should_stop:
         print(trainer.early_stopping.message())
@@ -244,14 +246,12 @@ def main(argv=None):
     steps_per_epoch = trainer.use_data(train, "auto", args.steps_per_epoch)
     trainer.compile_step_if_long(args.epochs * steps_per_epoch)
     history = run.resume(trainer.checkpoint, argv)
-    if history.finished:
-        return history.rows
-    validation = validation_pipeline(validation)
-    validation = strategy.experimental_distribute_dataset(validation)
-    fit(trainer, validation, history, args.epochs, steps_per_epoch)
-    trainer.best_weights.restore()
-    if run.chief:  # only the chief keeps the final model
-        trainer.model.save(run.output / "model.keras")
+    if not history.finished:
+        validation = validation_pipeline(validation)
+        validation = strategy.experimental_distribute_dataset(validation)
+        fit(trainer, validation, history, args.epochs, steps_per_epoch)
+    best = trainer.best_weights  # the final model has the best epoch's weights
+    rt.export(trainer.model, run, ["keras"], finished=history.finished, best=best)
     return history.rows
 
 

@@ -25,7 +25,13 @@ sys.path.append(str(Path(__file__).resolve().parent))  # tfgen_runtime/ is here
 import tfgen_runtime as rt
 
 SPEC_SHA256 = "1ebc32fde8d834356cecb805053f5071ad76ddefc5c3588ed31118a60e84bae9"
-MADE_BY = {"spec": "specs/mnist.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
+STATE_SHA256 = "f8a34fee4e2fffab95adbedc6e75de60ac2c1628f817169f3e44d99034788676"  # less what a resume may change
+MADE_BY = {
+    "spec": "specs/mnist.yaml",
+    "spec_sha256": SPEC_SHA256,
+    "data_files": ["data/mnist.npz", "data/mnist.npz"],
+    "tfgen": "0.1.0",
+}
 SEED = 0
 OUTPUT_DIR = "runs/mnist"
 EPOCHS = 5
@@ -187,6 +193,7 @@ class Trainer(rt.StandardTrainer):
             state=self.state,
             train_metrics=self.train_metrics,
             keep=CHECKPOINTS_TO_KEEP,
+            state_sha256=STATE_SHA256,
             early_stopping=self.early_stopping,
         )
 
@@ -234,12 +241,12 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
 
 
 def end_epoch(trainer, row, history, epochs):
-    """Track the epoch's values; save the checkpoint, then the history row that describes it."""
+    """Track the epoch's values; write the history row, then the checkpoint it describes."""
     epoch = row["epoch"]
     trainer.early_stopping.update(row, epoch)
     trainer.state.finish_epoch(epoch)
-    trainer.checkpoint.save(epoch)
     history.append(row)
+    trainer.checkpoint.save(epoch)
     print(rt.epoch_line(row, epochs), flush=True)
     if trainer.early_stopping.should_stop:
         print(trainer.early_stopping.message())
@@ -276,13 +283,11 @@ def main(argv=None):
     steps_per_epoch = trainer.use_data(train, "auto", args.steps_per_epoch)
     trainer.compile_step_if_long(args.epochs * steps_per_epoch)
     history = run.resume(trainer.checkpoint, argv)
-    if history.finished:
-        return history.rows
-    validation = validation_pipeline(validation)
-    validation = strategy.experimental_distribute_dataset(validation)
-    fit(trainer, validation, history, args.epochs, steps_per_epoch)
-    if run.chief:  # only the chief keeps the final model
-        trainer.model.save(run.output / "model.keras")
+    if not history.finished:
+        validation = validation_pipeline(validation)
+        validation = strategy.experimental_distribute_dataset(validation)
+        fit(trainer, validation, history, args.epochs, steps_per_epoch)
+    rt.export(trainer.model, run, ["keras"], finished=history.finished)
     return history.rows
 
 

@@ -23,7 +23,13 @@ sys.path.append(str(Path(__file__).resolve().parent))  # tfgen_runtime/ is here
 import tfgen_runtime as rt
 
 SPEC_SHA256 = "dffbe48636d27aecdc4338e73e45d5a8ac9375f324344d79a3a45e631d4e4f1b"
-MADE_BY = {"spec": "specs/multitask.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
+STATE_SHA256 = "4022b2454f28d3331c547dd04e11b1ccd4bd6ac7c53f5bca38b23c927498338f"  # less what a resume may change
+MADE_BY = {
+    "spec": "specs/multitask.yaml",
+    "spec_sha256": SPEC_SHA256,
+    "all_synthetic": True,
+    "tfgen": "0.1.0",
+}
 SEED = 7
 OUTPUT_DIR = "runs/multitask"
 EPOCHS = 3
@@ -215,6 +221,7 @@ class Trainer(rt.StandardTrainer):
             state=self.state,
             train_metrics=self.train_metrics,
             keep=CHECKPOINTS_TO_KEEP,
+            state_sha256=STATE_SHA256,
             weighting=self.weighting,
         )
 
@@ -265,11 +272,11 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
 
 
 def end_epoch(trainer, row, history, epochs):
-    """Track the epoch's values; save the checkpoint, then the history row that describes it."""
+    """Track the epoch's values; write the history row, then the checkpoint it describes."""
     epoch = row["epoch"]
     trainer.state.finish_epoch(epoch)
-    trainer.checkpoint.save(epoch)
     history.append(row)
+    trainer.checkpoint.save(epoch)
     print(rt.epoch_line(row, epochs), flush=True)
 
 
@@ -302,13 +309,11 @@ def main(argv=None):
     trainer = Trainer(strategy, run.write)
     steps_per_epoch = trainer.use_data(train, "auto", args.steps_per_epoch)
     history = run.resume(trainer.checkpoint, argv)
-    if history.finished:
-        return history.rows
-    validation = validation_pipeline(validation)
-    validation = strategy.experimental_distribute_dataset(validation)
-    fit(trainer, validation, history, args.epochs, steps_per_epoch)
-    if run.chief:  # only the chief keeps the final model
-        trainer.model.save(run.output / "model.keras")
+    if not history.finished:
+        validation = validation_pipeline(validation)
+        validation = strategy.experimental_distribute_dataset(validation)
+        fit(trainer, validation, history, args.epochs, steps_per_epoch)
+    rt.export(trainer.model, run, ["keras"], finished=history.finished)
     return history.rows
 
 

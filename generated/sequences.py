@@ -23,6 +23,7 @@ sys.path.append(str(Path(__file__).resolve().parent))  # tfgen_runtime/ is here
 import tfgen_runtime as rt
 
 SPEC_SHA256 = "375f236d65529ef6768b9a0d5c8d6422ab55fad839dc6d11932e0bc7dc90b6ba"
+STATE_SHA256 = "e037b7a7079cd22be03e187672975cff51da69934bda24eca05c9065708aa86e"  # less what a resume may change
 MADE_BY = {"spec": "specs/sequences.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 3
 OUTPUT_DIR = "runs/sequences"
@@ -172,6 +173,7 @@ class Trainer(rt.StandardTrainer):
             state=self.state,
             train_metrics=self.train_metrics,
             keep=CHECKPOINTS_TO_KEEP,
+            state_sha256=STATE_SHA256,
             early_stopping=self.early_stopping,
         )
 
@@ -220,12 +222,12 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
 
 
 def end_epoch(trainer, row, history, epochs):
-    """Track the epoch's values; save the checkpoint, then the history row that describes it."""
+    """Track the epoch's values; write the history row, then the checkpoint it describes."""
     epoch = row["epoch"]
     trainer.early_stopping.update(row, epoch)
     trainer.state.finish_epoch(epoch)
-    trainer.checkpoint.save(epoch)
     history.append(row)
+    trainer.checkpoint.save(epoch)
     print(rt.epoch_line(row, epochs), flush=True)
     if trainer.early_stopping.should_stop:
         print(trainer.early_stopping.message())
@@ -261,13 +263,11 @@ def main(argv=None):
     trainer = Trainer(strategy, run.write)
     steps_per_epoch = trainer.use_data(train, "stream", args.steps_per_epoch)
     history = run.resume(trainer.checkpoint, argv)
-    if history.finished:
-        return history.rows
-    validation = validation_pipeline(validation)
-    validation = strategy.experimental_distribute_dataset(validation)
-    fit(trainer, validation, history, args.epochs, steps_per_epoch)
-    if run.chief:  # only the chief keeps the final model
-        trainer.model.save(run.output / "model.keras")
+    if not history.finished:
+        validation = validation_pipeline(validation)
+        validation = strategy.experimental_distribute_dataset(validation)
+        fit(trainer, validation, history, args.epochs, steps_per_epoch)
+    rt.export(trainer.model, run, ["keras"], finished=history.finished)
     return history.rows
 
 

@@ -23,6 +23,7 @@ sys.path.append(str(Path(__file__).resolve().parent))  # tfgen_runtime/ is here
 import tfgen_runtime as rt
 
 SPEC_SHA256 = "2aae92f545b6849f297cdfbb6b51dd373c20836ae4a26e7c88a18e7c560157df"
+STATE_SHA256 = "240ada57300fcf5d74d39eb2a7b95284f1d4c41036fa1dce561d077ce9dd5370"  # less what a resume may change
 MADE_BY = {"spec": "specs/tabular.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 7
 OUTPUT_DIR = "runs/tabular"
@@ -154,6 +155,7 @@ class Trainer(rt.StandardTrainer):
             state=self.state,
             train_metrics=self.train_metrics,
             keep=CHECKPOINTS_TO_KEEP,
+            state_sha256=STATE_SHA256,
         )
 
     # XLA-compiled in long runs only (rt.StandardTrainer.compile_step_if_long).
@@ -215,11 +217,11 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
 
 
 def end_epoch(trainer, row, history, epochs):
-    """Track the epoch's values; save the checkpoint, then the history row that describes it."""
+    """Track the epoch's values; write the history row, then the checkpoint it describes."""
     epoch = row["epoch"]
     trainer.state.finish_epoch(epoch)
-    trainer.checkpoint.save(epoch)
     history.append(row)
+    trainer.checkpoint.save(epoch)
     print(rt.epoch_line(row, epochs), flush=True)
 
 
@@ -252,15 +254,13 @@ def main(argv=None):
     steps_per_epoch = trainer.use_data(train, "auto", args.steps_per_epoch)
     trainer.compile_step_if_long(args.epochs * steps_per_epoch)
     history = run.resume(trainer.checkpoint, argv)
-    if history.finished:
-        return history.rows
-    # Once, on training batches only (a resumed run restored the statistics instead).
-    adapt(trainer, train_pipeline(train))
-    validation = validation_pipeline(validation)
-    validation = strategy.experimental_distribute_dataset(validation)
-    fit(trainer, validation, history, args.epochs, steps_per_epoch)
-    if run.chief:  # only the chief keeps the final model
-        trainer.model.save(run.output / "model.keras")
+    if not history.finished:
+        # Once, on training batches only (a resumed run restored the statistics instead).
+        adapt(trainer, train_pipeline(train))
+        validation = validation_pipeline(validation)
+        validation = strategy.experimental_distribute_dataset(validation)
+        fit(trainer, validation, history, args.epochs, steps_per_epoch)
+    rt.export(trainer.model, run, ["keras"], finished=history.finished)
     return history.rows
 
 

@@ -20,15 +20,17 @@ class RunCheckpoint:
 
     The keys of its `tf.train.Checkpoint` are its keyword arguments' names (and
     `random_state`, `identity`); the optional objects are saved only when given.
-    Its `identity` records the spec's sha256 and the variables' names and shapes, so
-    that a checkpoint of another spec or model is refused before anything is restored.
+    Its `identity` records the spec's hashes, the variables' names and shapes, and
+    `run` (set before `restore`: whether the data is --synthetic, the data files'
+    fingerprints), so that a checkpoint of another run is refused before anything is
+    restored.
 
     Args:
         model: the keras.Model.
         optimizer: its optimizer (built, so that its slots exist before a restore).
         state: the run's `RunState`.
-        train_metrics: dict of history name -> the training metrics (a resumed epoch
-            goes on with their running values).
+        train_metrics: dict of history name -> the training metrics (with the epoch
+            and step, a resumed epoch goes on with their running values, exactly).
         keep: how many checkpoints to keep.
         adapted: variables of adapted layers kept outside the model, if any.
         augment_random_state: the augmentation layers' random state, if any.
@@ -36,6 +38,8 @@ class RunCheckpoint:
         early_stopping: the `EarlyStopping` tracker, if any.
         plateau: the `ReduceOnPlateau` tracker, if any.
         best_weights: the `KeepBest` tracker, if any.
+        state_sha256: the spec's sha256 less what a resume may change (STATE_SHA256):
+            a checkpoint with another is refused.
     """
 
     def __init__(
@@ -52,12 +56,14 @@ class RunCheckpoint:
         early_stopping=None,
         plateau=None,
         best_weights=None,
+        state_sha256=None,
     ):
         self.state = state
         self.keep = keep
         self.early_stopping = early_stopping
         self.shapes = [(v.path, list(v.shape)) for v in model.variables]
         self.manager = None  # opened by `open`, once the run's directory is known
+        self.run = {"state_sha256": state_sha256} if state_sha256 else {}
         optional = {
             "adapted": adapted,
             "augment_random_state": augment_random_state,
@@ -71,17 +77,16 @@ class RunCheckpoint:
             model=model,
             optimizer=optimizer,
             state=state,
-            # With (epoch, step_in_epoch) these make the rest of a resumed epoch exact.
             train_metrics=[v for m in train_metrics.values() for v in m.variables],
             random_state=[v for v in model.variables if "seed_gen" in v.path],
-            # What wrote it (the spec's sha256, the variables' names and shapes).
-            identity=tf.Variable("", dtype=tf.string),
+            identity=tf.Variable("", dtype=tf.string),  # what wrote it: `identity`
             **given,
         )
 
     def identity(self, spec_sha256):
-        """The identity (JSON) of checkpoints of this model written from this spec."""
-        return json.dumps({"spec_sha256": spec_sha256, "variables": self.shapes})
+        """The identity (JSON) of checkpoints of this model and run written from this spec."""
+        identity = {"spec_sha256": spec_sha256, **self.run, "variables": self.shapes}
+        return json.dumps(identity)
 
     def restore(self, directory, spec_sha256, resume=True):
         """Resume from the newest checkpoint in `directory` that reads back whole, if it
@@ -173,10 +178,14 @@ def checkpoint_number(index_file):
 
 
 def refuse_another_run(path, theirs, ours):
-    """Raise UserError naming what differs when a checkpoint is of another run."""
+    """Raise UserError naming what differs when a checkpoint is of another run; warn
+    when a data file changed since it was written."""
     differences = []
-    if theirs.get("spec_sha256") != ours["spec_sha256"]:  # or another spec's script
+    if state_changed(theirs, ours):
         differences.append("the spec changed since")
+    mixed = data_mixed(theirs, ours)
+    if mixed:
+        differences.append(mixed)
     changed = variable_change(theirs.get("variables", []), ours["variables"])
     if changed:
         differences.append(changed)
@@ -184,6 +193,42 @@ def refuse_another_run(path, theirs, ours):
         ways = "pass --fresh to discard it, or another --output-dir to keep it"
         found = "; ".join(differences)
         raise UserError(f"{path} is of another run ({found}): {ways}")
+    warn_if_data_changed(theirs.get("data"), ours.get("data"))
+
+
+def state_changed(theirs, ours):
+    """Whether the spec changed in what the saved state means (STATE_SHA256).
+
+    A checkpoint written before the state's hash existed compares the whole spec's.
+    """
+    key = "state_sha256"
+    if key not in theirs or key not in ours:
+        key = "spec_sha256"
+    return theirs.get(key) != ours.get(key)
+
+
+def data_mixed(theirs, ours):
+    """How synthetic and real data would mix (None: they would not)."""
+    if theirs.get("synthetic", ours.get("synthetic")) == ours.get("synthetic"):
+        return None
+    if theirs.get("synthetic"):
+        return "it trained on --synthetic data, this run reads the real data"
+    return "it trained on the real data, this run is --synthetic"
+
+
+def warn_if_data_changed(theirs, ours):
+    """Warn (one line) naming the data files whose fingerprints changed since `theirs`."""
+    if theirs is None or ours is None:
+        return
+    before = {file["path"]: file for file in theirs}
+    now = {file["path"]: file for file in ours}
+    paths = sorted(before.keys() | now.keys())
+    changed = [path for path in paths if before.get(path) != now.get(path)]
+    if changed:
+        files = ", ".join(changed)
+        goes_on = "training goes on with it as it is now"
+        why = f"the data changed since this run started ({files})"
+        print(f"warning: {why}: {goes_on}", file=sys.stderr)
 
 
 def variable_change(theirs, ours):

@@ -4,6 +4,7 @@ the learning rate's plateau factor, and the best epoch's weights."""
 
 import json
 import math
+import shutil
 import sys
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from .checkpoint import CORRUPT, read_whole
+from .exports import replace_folder
 
 MAXIMISED = ("acc", "auc", "precision", "recall", "iou")  # `mode: auto` maximises these
 
@@ -159,21 +161,28 @@ class KeepBest(Tracker):
         """Save the weights of `epoch`, whose history row is `row`."""
         value = row[self.monitor]
         self.best.assign(value)
-        self.weights.write(str(self.path))
+        # Written whole in a partial folder, then renamed over the previous best.
+        partial = self.path.parent.with_name("best.partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        self.weights.write(str(partial / self.path.name))
         note = {"monitor": self.monitor, "value": value, "epoch": epoch}
-        (self.path.parent / "best.json").write_text(json.dumps(note) + "\n")
+        (partial / "best.json").write_text(json.dumps(note) + "\n")
+        replace_folder(partial, self.path.parent)
 
     def restore(self):
         """Load the best weights into the model, if they read back whole."""
-        if not self.path.with_suffix(".index").exists():
+        path = self.path
+        if not path.parent.exists():  # killed while it was replaced: the previous best
+            path = path.parent.with_name("best.old") / path.name
+        if not path.with_suffix(".index").exists():
             return
         try:
-            read_whole(str(self.path))
-            self.weights.read(str(self.path)).assert_existing_objects_matched()
+            read_whole(str(path))
+            self.weights.read(str(path)).assert_existing_objects_matched()
         except CORRUPT as error:
             kept = "the model keeps the last epoch's weights"
             why = f"is unreadable ({type(error).__name__}): {kept}"
-            print(f"warning: {self.path} {why}", file=sys.stderr)
+            print(f"warning: {path} {why}", file=sys.stderr)
             return
         value = f"{self.monitor} = {float(self.best.numpy()):.4g}"
         print(f"Restored the weights of the best epoch ({value})")

@@ -197,14 +197,20 @@ class StandardTrainer(abc.ABC):
         return metric_values(self.validation_metrics, prefix="val_")
 
     def epoch_values(self, started, trained, steps):
-        """The last rate, loss scale (float16), updates skipped so far, and the speed."""
+        """The last rate, loss scale (float16), updates skipped so far, and the speed.
+
+        `steps`: the epoch's length less the step it started from. A resume past the
+        end of a shorter epoch (--steps-per-epoch) runs no step: the epoch ends with
+        the steps it had, and its row has no speed.
+        """
         values = {"lr": float(self.state.learning_rate.numpy())}
         if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
             values["loss_scale"] = float(self.optimizer.dynamic_scale.numpy())
         values["skipped_steps"] = int(self.state.skipped.numpy())
         values["epoch_seconds"] = time.perf_counter() - started
-        speed = steps * self.examples_per_update / (trained - started)
-        values["examples_per_second"] = speed
+        if steps > 0:
+            speed = steps * self.examples_per_update / (trained - started)
+            values["examples_per_second"] = speed
         return values
 
 

@@ -11,6 +11,7 @@ import json
 
 from tfgen.generate.code import KEPT_OUTSIDE, argument, float32_head, keras_call, keywords, layer_lines, literal
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit
+from tfgen.generate.identity import data_files, state_sha256
 from tfgen.generate.views import (
     SOURCE_IMPORTS,
     Batching,
@@ -64,6 +65,7 @@ SCRIPT_NAMES = frozenset(
         "tf",
         "rt",
         "SPEC_SHA256",
+        "STATE_SHA256",
         "MADE_BY",
         "SEED",
         "OUTPUT_DIR",
@@ -148,8 +150,9 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
             "version": version,
             "spec_path": json.dumps(spec_path, ensure_ascii=False)[1:-1],
             "sha256": spec_sha256,
+            "state_sha256": state_sha256(spec),
         },
-        made_by=f'{{"spec": {literal(spec_path)}, "spec_sha256": SPEC_SHA256, "tfgen": {literal(version)}}}',
+        made_by=_made_by(spec, spec_path, version),
         docstring=_docstring(spec, outputs),
         name=spec.name,
         seed=spec.seed,
@@ -195,6 +198,19 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
             else None,
         ),
     )
+
+
+def _made_by(spec: Spec, spec_path: str, version: str) -> str:
+    """The script's MADE_BY: its spec, the spec's sha256, the tfgen that wrote it, and the
+    data files it reads (whose fingerprints a run records)."""
+    made_by = f'"spec": {literal(spec_path)}, "spec_sha256": SPEC_SHA256'
+    files = data_files(spec)
+    if files:
+        made_by += f', "data_files": {literal(files)}'
+    parts = [spec.data.train, spec.data.validation]
+    if all(part is None or part.source.type == "synthetic" for part in parts):
+        made_by += ', "all_synthetic": True'  # --synthetic changes nothing
+    return f'{{{made_by}, "tfgen": {literal(version)}}}'
 
 
 def _every_epochs(spec: Spec) -> int | None:

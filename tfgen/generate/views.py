@@ -376,7 +376,7 @@ class LoggingView:
 @dataclass
 class View:
     header: dict[str, str]
-    made_by: str  # the script's MADE_BY: its spec, the spec's sha256 (SPEC_SHA256), the tfgen that wrote it
+    made_by: str  # the script's MADE_BY: its spec, the spec's sha256 (SPEC_SHA256), data files, tfgen
     docstring: list[str]
     name: str
     seed: int

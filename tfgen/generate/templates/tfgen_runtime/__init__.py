@@ -11,6 +11,7 @@ concern:
 - `tfrecords`: TFRecord files read and parsed once before training
 - `run_dir`: the run directory (resume, --fresh, run.json) and its history
 - `checkpoint`: the run's checkpoint, its identity and restore
+- `exports`: the final model's files, written whole or not at all
 - `state`: where the run is (`RunState`)
 - `trainer`: the loops around a script's steps (`StandardTrainer`)
 - `trackers`: early stopping, the plateau factor, the best epoch's weights
@@ -32,6 +33,7 @@ from .data import (
 )
 from .devices import existing_device, mirrored_devices
 from .errors import UserError
+from .exports import export
 from .imports import function
 from .report import epoch_line, metric_values, progress_bar
 from .run_dir import History, RunDirectory
@@ -67,6 +69,7 @@ __all__ = [
     "checkpoint_paths",
     "epoch_line",
     "existing_device",
+    "export",
     "first_rows",
     "from_function",
     "function",

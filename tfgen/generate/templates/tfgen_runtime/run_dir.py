@@ -2,6 +2,8 @@
 previous run it resumes or discards, and its history (`History`)."""
 
 import atexit
+import functools
+import hashlib
 import json
 import shutil
 import sys
@@ -73,6 +75,7 @@ class RunDirectory:
         if start_over:
             self.discard()
         directory = self.output / "checkpoints"
+        checkpoint.run = {**checkpoint.run, **self.facts}
         checkpoint.restore(directory, self.made_by["spec_sha256"], not start_over)
         epoch = checkpoint.epoch()
         history = History(self.output, self.write, last_epoch=epoch)
@@ -95,13 +98,26 @@ class RunDirectory:
         print(f"Already finished at epoch {epoch} ({why}); nothing to do: {more}")
         return True
 
+    @functools.cached_property
+    def facts(self):
+        """What identifies the run beyond its spec (in its checkpoints and run.json):
+        whether its data is --synthetic, and the data files' fingerprints."""
+        synthetic = self.args.synthetic and not self.made_by.get("all_synthetic")
+        facts = {"synthetic": synthetic}
+        if not synthetic:
+            facts["data"] = fingerprints(self.made_by.get("data_files", []))
+        return facts
+
     def record(self, argv):
-        """run.json: what made the script, the versions it runs on, its arguments."""
+        """run.json: what made the script, the run's facts, the versions it runs on, its
+        arguments (a partial file, then renamed)."""
         if argv is None:
             argv = sys.argv[1:]
         versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
-        record = {**self.made_by, **versions, "argv": list(argv)}
-        (self.write / "run.json").write_text(json.dumps(record, indent=2) + "\n")
+        record = {**self.made_by, **self.facts, **versions, "argv": list(argv)}
+        partial = self.write / "run.json.partial"
+        partial.write_text(json.dumps(record, indent=2) + "\n")
+        partial.replace(self.write / "run.json")
 
     def discard(self):
         """--fresh: remove the previous run's files (saying what they held)."""
@@ -115,6 +131,31 @@ class RunDirectory:
                 shutil.rmtree(path)
             else:
                 path.unlink()
+
+
+def fingerprints(patterns):
+    """The fingerprint of each file the glob `patterns` match, in order."""
+    files = []
+    for pattern in patterns:
+        files += sorted(tf.io.gfile.glob(pattern))
+    return [fingerprint(file) for file in files]
+
+
+def fingerprint(path):
+    """A cheap fingerprint of a data file: its path, size, mtime and first MiB's sha256."""
+    try:
+        status = tf.io.gfile.stat(path)
+        with tf.io.gfile.GFile(path, "rb") as file:
+            head = hashlib.sha256(file.read(2**20)).hexdigest()
+    except (OSError, tf.errors.OpError) as error:
+        why = getattr(error, "strerror", None) or type(error).__name__
+        raise UserError(f"cannot read the data file {path}: {why}") from None
+    return {
+        "path": path,
+        "size": status.length,
+        "mtime_ns": status.mtime_nsec,
+        "sha256_first_mib": head,
+    }
 
 
 def require_examples(train, validation):
