@@ -2,7 +2,10 @@
 previous run it resumes or discards, and its history (`History`)."""
 
 import atexit
+import errno
+import fcntl
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -23,6 +26,9 @@ RUN_FILES = (
     "saved_model",
     "tensorboard",
 )
+# Held (flock) by the run writing the folder, for as long as its process lives.
+LOCK_FILE = ".tfgen.lock"
+HELD = {}  # folder (resolved) -> the descriptor of its lock file, held by this process
 
 
 class RunDirectory:
@@ -51,7 +57,9 @@ class RunDirectory:
         self.output = Path(args.output_dir)
         self.chief = strategy.extended.should_checkpoint  # or worker 0 without a chief
         self.write = self.output
-        if not self.chief:  # removed on any exit but SIGKILL (a stop signal exits)
+        if self.chief:  # before anything in the folder is read or written
+            hold(self.output)
+        else:  # removed on any exit but SIGKILL (a stop signal exits)
             self.write = Path(tempfile.mkdtemp(prefix="tfgen-worker-"))
             atexit.register(shutil.rmtree, self.write, ignore_errors=True)
 
@@ -72,8 +80,12 @@ class RunDirectory:
         start_over = fresh or self.args.fresh
         if start_over:
             self.discard()
+        rows = history_lines(self.output / "history.jsonl")
         directory = self.output / "checkpoints"
         checkpoint.restore(directory, self.made_by["spec_sha256"], not start_over)
+        if rows and checkpoint.restored is None and saved_any(directory):
+            why = f"has {rows} history rows but no checkpoint in {directory} reads back"
+            raise UserError(f"{self.output} {why}: --fresh starts over")
         epoch = checkpoint.epoch()
         history = History(self.output, self.write, last_epoch=epoch)
         history.finished = self.finished(checkpoint, epoch)
@@ -104,17 +116,105 @@ class RunDirectory:
         (self.write / "run.json").write_text(json.dumps(record, indent=2) + "\n")
 
     def discard(self):
-        """--fresh: remove the previous run's files (saying what they held)."""
-        found = [self.output / n for n in RUN_FILES if (self.output / n).exists()]
+        """--fresh: remove the previous run's files (then say what they were).
+
+        Only from a folder holding none of them, or a run of tfgen's own (its run.json).
+        """
+        found = [self.output / n for n in RUN_FILES if os.path.lexists(self.output / n)]
         if not found or not self.chief:
             return
         names = ", ".join(path.name for path in found)
-        print(f"--fresh: discarding the previous run in {self.output} ({names})")
+        if not is_tfgen_run(self.output / "run.json"):
+            mine = f"--fresh removes only a run of tfgen's own (its run.json): {names} stay"
+            raise UserError(f"{self.output} is not a tfgen run; {mine}")
         for path in found:
-            if path.is_dir():
-                shutil.rmtree(path)
-            else:
-                path.unlink()
+            remove(path)
+        print(f"--fresh: discarded the previous run in {self.output} ({names})")
+
+
+def hold(folder):
+    """Hold `folder` for this process (an exclusive flock of its lock file, released by the
+    OS on any exit); UserError naming the pid when another run holds it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    key = os.path.realpath(folder)
+    if key in HELD:  # main() run again in this process
+        return
+    path = folder / LOCK_FILE
+    descriptor = open_lock_file(path)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        pid = os.pread(descriptor, 32, 0).decode(errors="replace").strip() or "unknown"
+        os.close(descriptor)
+        wait = "wait for it to end, or pass another --output-dir"
+        raise UserError(
+            f"{folder} is in use by another run (pid {pid}): {wait}"
+        ) from None
+    HELD[key] = descriptor
+    if fcntl.fcntl(descriptor, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDWR:
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+
+
+def open_lock_file(path):
+    """A descriptor of the lock file `path` (created if missing); read-only in a folder that
+    cannot be written (a finished run still says so there; a read-only one still locks).
+    """
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        if (
+            error.errno not in (errno.EACCES, errno.EPERM, errno.EROFS)
+            or not path.exists()
+        ):
+            raise
+    return os.open(path, os.O_RDONLY)
+
+
+def remove(path):
+    """Remove the file, link or folder `path`; UserError naming what could not be removed."""
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, onerror=not_removed)
+        else:
+            path.unlink()
+    except OSError as error:
+        not_removed(None, path, (type(error), error, None))
+
+
+def not_removed(function, path, info):
+    """`shutil.rmtree`'s error handler: UserError naming `path` and why."""
+    why = getattr(info[1], "strerror", None) or type(info[1]).__name__
+    stop = "fix that and pass --fresh again"
+    raise UserError(f"{path}: cannot be removed ({why}); {stop}") from None
+
+
+def is_tfgen_run(path):
+    """Whether `path` is a run.json that tfgen wrote (its `tfgen` and `spec_sha256` keys)."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and {"tfgen", "spec_sha256"} <= record.keys()
+
+
+def history_lines(path):
+    """How many rows (non-blank lines) `path` holds (0: no file); UserError naming it when
+    it is not UTF-8 text."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return 0
+    except UnicodeDecodeError as error:
+        where = f"byte {error.start}"
+        ways = "move it away, or pass --fresh to start over"
+        raise UserError(f"{path} is not UTF-8 text ({where}): {ways}") from None
+    return sum(1 for line in text.splitlines() if line.strip())
+
+
+def saved_any(directory):
+    """Whether `directory` holds any checkpoint file (`checkpoint`, `ckpt-*`)."""
+    return (directory / "checkpoint").exists() or any(directory.glob("ckpt-*"))
 
 
 def require_examples(train, validation):
