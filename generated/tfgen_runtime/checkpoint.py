@@ -219,7 +219,15 @@ def own_state_file(directory):
         state_file.unlink(missing_ok=True)
         return
     names = [Path(path).name for path in own]  # relative: the folder may move
-    tf.compat.v1.train.update_checkpoint_state(str(directory), names[-1], names)
+    # When each was written: the manager prunes only those after the last preserved time.
+    times = [Path(path + ".index").stat().st_mtime for path in own]
+    tf.compat.v1.train.update_checkpoint_state(
+        str(directory),
+        names[-1],
+        names,
+        all_model_checkpoint_timestamps=times,
+        last_preserved_timestamp=0.0,
+    )
 
 
 def refuse_another_run(path, theirs, ours):
