@@ -195,6 +195,8 @@ def test_a_forged_checkpoint_list_never_makes_the_run_delete_files_outside_its_f
         f'all_model_checkpoint_paths: "../../victim/ckpt-7"\n'
         f'all_model_checkpoint_paths: "*"\n'
         f'all_model_checkpoint_paths: "ckpt-2"\n'
+        + "all_model_checkpoint_timestamps: 2.0\n" * 4  # newer than the last preserved: pruned
+        + "last_preserved_timestamp: 1.0\n"
     )
     result = run(script, "--output-dir", str(out), "--epochs", "5")
     assert result.returncode == 0, result.stderr[-2000:]
