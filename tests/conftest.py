@@ -161,10 +161,12 @@ def import_blocker(folder: Path, modules=("tensorflow", "keras")) -> dict:
 
 
 def snapshot(folder: Path) -> dict[str, tuple[bytes | None, int]]:
-    """Every file and folder under `folder` with its bytes and mode (to show nothing changed)."""
+    """Every file and folder under `folder` with its bytes and mode (to show nothing changed),
+    but the lock file, which names the process that last held the folder."""
     return {
         str(p.relative_to(folder)): (None if p.is_dir() else p.read_bytes(), p.stat().st_mode)
         for p in sorted(folder.rglob("*"))
+        if p.name != ".tfgen.lock"
     }
 
 

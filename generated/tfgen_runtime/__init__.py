@@ -11,6 +11,7 @@ concern:
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `tfrecords`: TFRecord files read and parsed once before training
 - `run_dir`: the run directory (resume, --fresh, run.json) and its history
+- `folders`: the run folder's lock, and what --fresh may remove
 - `checkpoint`: the run's checkpoint, its identity and restore
 - `exports`: the final model's files, written whole or not at all
 - `state`: where the run is (`RunState`)

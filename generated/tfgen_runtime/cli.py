@@ -3,13 +3,35 @@
 mistake into one line on stderr."""
 
 import argparse
+import errno
 import os
+import re
 import sys
 
 import tensorflow as tf
 
 from . import imports
 from .errors import UserError
+
+# Why a file could not be written or read, and what to do about it.
+FULL = (
+    "free space on its disk (or pass another --output-dir), then rerun: the run resumes"
+)
+READ_ONLY = "make it writable (or pass another --output-dir), then rerun"
+ADVICE = {
+    errno.ENOSPC: FULL,
+    errno.EDQUOT: FULL,
+    errno.EFBIG: FULL,
+    errno.EACCES: READ_ONLY,
+    errno.EPERM: READ_ONLY,
+    errno.EROFS: READ_ONLY,
+    errno.ENOENT: "check the path, then rerun",
+    errno.ENOTDIR: "check the path, then rerun",
+    errno.EISDIR: "check the path, then rerun",
+    errno.EIO: "check the disk, then rerun",
+}
+# The run's folder (--output-dir): where a write that names no file was going.
+OUTPUT_DIR = None
 
 
 def parse_args(argv, doc, epochs, output_dir, cpu_replicas=None):
@@ -30,7 +52,7 @@ def parse_args(argv, doc, epochs, output_dir, cpu_replicas=None):
     add("--synthetic", action="store_true", help="random data of the declared shapes")
     first = "train and validate on the first N examples of each (smoke tests)"
     add("--max-examples", type=positive, metavar="N", help=first)
-    add("--output-dir", default=output_dir, help=f"(default {output_dir})")
+    add("--output-dir", type=folder, default=output_dir, help=f"(default {output_dir})")
     add("--fresh", action="store_true", help="discard the previous run; start over")
     add("--debug", action="store_true", help="show tracebacks of errors")
     replicas = "mirrored: over N logical CPU devices (to test replicas)"
@@ -45,7 +67,16 @@ def parse_args(argv, doc, epochs, output_dir, cpu_replicas=None):
     add("--trust", action="store_true", help=trust)
     args = parser.parse_args(argv)
     imports.TRUSTED = args.trust
+    global OUTPUT_DIR
+    OUTPUT_DIR = args.output_dir
     return args
+
+
+def folder(text):
+    """An option's value: a folder's path (not empty: that would be the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty: name the run's folder")
+    return text
 
 
 def positive(text):
@@ -71,18 +102,44 @@ def run(main):
     except (UserError, OSError, FloatingPointError, tf.errors.OpError) as error:
         if debug or not is_users(error):
             raise
-        sys.exit(f"error: {first_line(error)}")
+        sys.exit(f"error: {file_system_line(error) or first_line(error)}")
 
 
 def is_users(error):
     """Whether `error` is the user's to fix (else its traceback is shown).
 
-    A label or finite-value check in the graph (streamed data) names the field in its
+    A file that cannot be written or read (a full disk, a read-only folder) is; so is a
+    label or finite-value check in the graph (streamed data), which names the field in its
     message; any other graph error is not the user's.
     """
     if not isinstance(error, tf.errors.OpError):
         return True
+    if file_system_line(error):
+        return True
     return any(is_data_check(line) for line in str(error).splitlines())
+
+
+def file_system_line(error):
+    """`<path>: <why>; <what to do>` when `error` is a file system's (None: it is not)."""
+    if isinstance(error, OSError) and error.errno in ADVICE:
+        path = error.filename or OUTPUT_DIR or "the run's folder"
+        return f"{path}: {os.strerror(error.errno)}; {ADVICE[error.errno]}"
+    if not isinstance(error, tf.errors.OpError):
+        return None
+    for line in str(error).splitlines():
+        for number, advice in ADVICE.items():
+            why = os.strerror(number)
+            if why in line:
+                return f"{op_error_path(line, why)}: {why}; {advice}"
+    return None
+
+
+def op_error_path(message, why):
+    """The path a TensorFlow op's message names before `why` (else the message's start)."""
+    before = message.split(why)[0].rstrip(" ;:,")
+    before = re.sub(r"^\{\{[^}]*\}\}\s*", "", before)  # the function the op ran in
+    before = re.sub(r"\.tempstate[0-9]+$", "", before)  # TensorFlow's temporary name
+    return before or OUTPUT_DIR or "the run's folder"
 
 
 def first_line(error):

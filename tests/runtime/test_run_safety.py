@@ -139,7 +139,7 @@ def test_fresh_says_what_it_discards_and_starts_a_new_history(build_spec, tmp_pa
     assert run(script, "--output-dir", str(out), "--epochs", "2").returncode == 0
     result = run(script, "--output-dir", str(out), "--epochs", "1", "--fresh")
     assert result.returncode == 0
-    assert "--fresh: discarding the previous run" in result.stdout and "history.jsonl" in result.stdout
+    assert "--fresh: discarded the previous run" in result.stdout and "history.jsonl" in result.stdout
     rows = [json.loads(line) for line in (out / "history.jsonl").read_text().splitlines()]
     assert [row["epoch"] for row in rows] == [1]
     assert sorted(p.name for p in (out / "checkpoints").glob("ckpt-*.index")) == ["ckpt-1.index"]

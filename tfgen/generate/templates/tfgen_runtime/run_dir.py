@@ -5,6 +5,7 @@ import atexit
 import functools
 import hashlib
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -15,6 +16,7 @@ import tensorflow as tf
 
 from .data import first_rows
 from .errors import UserError
+from .folders import hold, is_tfgen_run, remove
 
 # What --fresh removes: the run's state and its exports.
 RUN_FILES = (
@@ -24,6 +26,11 @@ RUN_FILES = (
     "model.keras",
     "saved_model",
     "tensorboard",
+    # What a kill while exporting may leave (see exports.py).
+    "model.partial.keras",
+    "saved_model.partial",
+    "saved_model.old",
+    "run.json.partial",
 )
 
 
@@ -53,7 +60,9 @@ class RunDirectory:
         self.output = Path(args.output_dir)
         self.chief = strategy.extended.should_checkpoint  # or worker 0 without a chief
         self.write = self.output
-        if not self.chief:  # removed on any exit but SIGKILL (a stop signal exits)
+        if self.chief:  # before anything in the folder is read or written
+            hold(self.output)
+        else:  # removed on any exit but SIGKILL (a stop signal exits)
             self.write = Path(tempfile.mkdtemp(prefix="tfgen-worker-"))
             atexit.register(shutil.rmtree, self.write, ignore_errors=True)
 
@@ -74,9 +83,13 @@ class RunDirectory:
         start_over = fresh or self.args.fresh
         if start_over:
             self.discard()
+        rows = history_lines(self.output / "history.jsonl")
         directory = self.output / "checkpoints"
         checkpoint.run = {**checkpoint.run, **self.facts}
         checkpoint.restore(directory, self.made_by["spec_sha256"], not start_over)
+        if rows and checkpoint.restored is None and saved_any(directory):
+            why = f"has {rows} history rows but no checkpoint in {directory} reads back"
+            raise UserError(f"{self.output} {why}: --fresh starts over")
         epoch = checkpoint.epoch()
         history = History(self.output, self.write, last_epoch=epoch)
         history.finished = self.finished(checkpoint, epoch)
@@ -120,17 +133,39 @@ class RunDirectory:
         partial.replace(self.write / "run.json")
 
     def discard(self):
-        """--fresh: remove the previous run's files (saying what they held)."""
-        found = [self.output / n for n in RUN_FILES if (self.output / n).exists()]
+        """--fresh: remove the previous run's files (then say what they were).
+
+        Only from a folder holding none of them, or a run of tfgen's own (its run.json).
+        """
+        found = [self.output / n for n in RUN_FILES if os.path.lexists(self.output / n)]
         if not found or not self.chief:
             return
         names = ", ".join(path.name for path in found)
-        print(f"--fresh: discarding the previous run in {self.output} ({names})")
+        if not is_tfgen_run(self.output / "run.json"):
+            mine = f"--fresh removes only a run of tfgen's own (its run.json): {names} stay"
+            raise UserError(f"{self.output} is not a tfgen run; {mine}")
         for path in found:
-            if path.is_dir():
-                shutil.rmtree(path)
-            else:
-                path.unlink()
+            remove(path)
+        print(f"--fresh: discarded the previous run in {self.output} ({names})")
+
+
+def history_lines(path):
+    """How many rows (non-blank lines) `path` holds (0: no file); UserError naming it when
+    it is not UTF-8 text."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return 0
+    except UnicodeDecodeError as error:
+        where = f"byte {error.start}"
+        ways = "move it away, or pass --fresh to start over"
+        raise UserError(f"{path} is not UTF-8 text ({where}): {ways}") from None
+    return sum(1 for line in text.splitlines() if line.strip())
+
+
+def saved_any(directory):
+    """Whether `directory` holds any checkpoint file (`checkpoint`, `ckpt-*`)."""
+    return (directory / "checkpoint").exists() or any(directory.glob("ckpt-*"))
 
 
 def fingerprints(patterns):
