@@ -108,11 +108,13 @@ def base_spec(**overrides) -> dict:
 
 
 def build(folder: Path, spec: dict, stem: str = "small") -> Path:
-    """Write a spec dict to folder/<stem>.yaml, build it with the real CLI, and return the script's path."""
+    """Write a spec dict to folder/<stem>.yaml, build it with the CLI's main (`tfgen build`, in
+    this process: the build itself is what tests/generate tests in real processes), and return the
+    script's path."""
     folder.mkdir(parents=True, exist_ok=True)
     spec_path = folder / f"{stem}.yaml"
     spec_path.write_text(yaml.safe_dump(spec, sort_keys=False))
-    result = run_tfgen("build", str(spec_path), "--out", str(folder / "generated"), cwd=folder)
+    result = tfgen_here("build", str(spec_path), "--out", str(folder / "generated"), cwd=folder)
     assert result.returncode == 0, result.stderr
     return folder / "generated" / f"{stem}.py"
 
