@@ -128,9 +128,7 @@ class RunDirectory:
             argv = sys.argv[1:]
         versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
         record = {**self.made_by, **self.facts, **versions, "argv": list(argv)}
-        partial = self.write / "run.json.partial"
-        partial.write_text(json.dumps(record, indent=2) + "\n")
-        partial.replace(self.write / "run.json")
+        write_whole(self.write / "run.json", json.dumps(record, indent=2) + "\n")
 
     def discard(self):
         """--fresh: remove the previous run's files (then say what they were).
@@ -227,9 +225,18 @@ class History:
     def append(self, row):
         """Add the row of an epoch; rewrite the file (a partial one, then renamed)."""
         self.rows.append(row)
-        partial = self.path.with_suffix(".jsonl.partial")
-        partial.write_text("".join(json.dumps(row) + "\n" for row in self.rows))
-        partial.replace(self.path)
+        write_whole(self.path, "".join(json.dumps(row) + "\n" for row in self.rows))
+
+
+def write_whole(path, text):
+    """Write `text` to `path` through `<path>.partial`, renamed into place (a kill leaves the
+    old file or the new one); an OSError names `path` (a full disk's write names no file)."""
+    partial = path.with_name(f"{path.name}.partial")
+    try:
+        partial.write_text(text)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from None
+    partial.replace(path)
 
 
 def history_row(line, where, last_epoch):
