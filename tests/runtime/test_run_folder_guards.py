@@ -231,7 +231,7 @@ def test_a_history_that_is_not_utf8_is_one_line_naming_the_file(script, finished
     assert snapshot(out) == before
 
 
-def test_a_full_disk_during_a_save_is_one_line_and_the_run_resumes_from_the_last_good_checkpoint(
+def test_a_full_disk_is_one_line_naming_the_file_and_the_run_resumes_from_the_last_good_checkpoint(
     script, finished, disk
 ):
     out = copy_run(finished, disk / "run")
