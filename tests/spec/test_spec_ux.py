@@ -106,11 +106,14 @@ def test_pre_commit_hook_runs_tfgen_check():
 
 
 def _without_hash(text: str) -> list[str]:
-    """The script's lines, less its `SPEC_SHA256 = ...` line (there is one)."""
+    """The script's lines, less its `SPEC_SHA256 = ...` line (there is one) and its
+    `STATE_SHA256 = ...` line (the hash of the spec less what a resume may change)."""
     lines = text.splitlines()
     found = [i for i, line in enumerate(lines) if HASH_LINE.match(line)]
     assert len(found) == 1, found
-    return lines[: found[0]] + lines[found[0] + 1 :]
+    state = [i for i, line in enumerate(lines) if line.startswith('STATE_SHA256 = "')]
+    assert len(state) == 1, state
+    return [line for i, line in enumerate(lines) if i not in (found[0], state[0])]
 
 
 def _line_changes(before_text: str, after_text: str) -> list[str]:
