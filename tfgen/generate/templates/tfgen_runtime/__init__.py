@@ -12,6 +12,7 @@ concern:
 - `run_dir`: the run directory (resume, --fresh, run.json) and its history
 - `folders`: the run folder's lock, and what --fresh may remove
 - `checkpoint`: the run's checkpoint, its identity and restore
+- `checkpoint_files`: the checkpoints a run's folder holds (never a forged state file's)
 - `exports`: the final model's files, written whole or not at all
 - `state`: where the run is (`RunState`)
 - `trainer`: the loops around a script's steps (`StandardTrainer`)
@@ -20,7 +21,8 @@ concern:
 - `report`: history values, the epoch line, the progress bar
 """
 
-from .checkpoint import RunCheckpoint, checkpoint_paths, read_whole, refuse_another_run
+from .checkpoint import RunCheckpoint, read_whole, refuse_another_run
+from .checkpoint_files import checkpoint_paths
 from .cli import parse_args, positive, run
 from .data import (
     Field,

@@ -230,7 +230,8 @@ class History:
 
 def write_whole(path, text):
     """Write `text` to `path` through `<path>.partial`, renamed into place (a kill leaves the
-    old file or the new one); an OSError names `path` (a full disk's write names no file)."""
+    old file or the new one); an OSError names `path` (a full disk's write names no file).
+    """
     partial = path.with_name(f"{path.name}.partial")
     try:
         partial.write_text(text)
