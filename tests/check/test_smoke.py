@@ -29,6 +29,7 @@ def project_files() -> dict[str, dict]:
     }
 
 
+@pytest.mark.slow  # trains every example spec twice
 def test_every_example_spec_passes_and_nothing_in_the_project_changes():
     before = project_files()
     runs_existed = (ROOT / "runs").exists()

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 import yaml
-from conftest import base_spec
+from conftest import base_spec, tfgen_here
 
 LIMIT_SECONDS = 60
 MEMORY = 2**30  # tfgen without TensorFlow needs far less; reading /dev/zero whole needs more
@@ -36,9 +36,10 @@ def _tfgen(project, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def project(tmp_path):
-    """small.yaml built into gen/, with gen/small.py then replaced by each test."""
+    """small.yaml built into gen/ (in this process: the reads under test run in limited ones),
+    with gen/small.py then replaced by each test."""
     (tmp_path / "small.yaml").write_text(yaml.safe_dump(base_spec(), sort_keys=False))
-    assert _tfgen(tmp_path, "build", "small.yaml", "--out", "gen").returncode == 0
+    assert tfgen_here("build", "small.yaml", "--out", "gen", cwd=tmp_path).returncode == 0
     (tmp_path / "gen" / "small.py").unlink()
     return tmp_path
 
