@@ -117,7 +117,8 @@ def test_a_second_run_in_a_live_runs_folder_exits_at_once_naming_the_pid_and_cha
     )
     try:
         deadline = time.monotonic() + 120
-        while not (out / "history.jsonl").exists() and time.monotonic() < deadline:
+        # Epoch 1's row and then its checkpoint (the row is written first): the run has saved.
+        while not list(out.glob("checkpoints/ckpt-*.index")) and time.monotonic() < deadline:
             time.sleep(0.2)
         first.send_signal(signal.SIGSTOP)  # mid-run, and still: the folder stays as it is
         before = snapshot(out)
