@@ -61,7 +61,7 @@ class RunCheckpoint:
         self.early_stopping = early_stopping
         self.shapes = [(v.path, list(v.shape)) for v in model.variables]
         self.manager = None  # opened by `open`, once the run's directory is known
-        self.run = {"state_sha256": state_sha256} if state_sha256 else {}
+        self.state_sha256 = state_sha256  # None: written by an older runtime
         optional = {
             "adapted": adapted,
             "augment_random_state": augment_random_state,
@@ -81,20 +81,26 @@ class RunCheckpoint:
             **given,
         )
 
-    def identity(self, spec_sha256):
-        """The identity (JSON) of checkpoints of this model and run written from this spec."""
-        identity = {"spec_sha256": spec_sha256, **self.run, "variables": self.shapes}
+    def identity(self, spec_sha256, facts):
+        """The identity (JSON) of checkpoints of this model written from this spec, by a
+        run of these `facts` (its data: synthetic or not, the files' fingerprints)."""
+        identity = {"spec_sha256": spec_sha256}
+        if self.state_sha256:
+            identity["state_sha256"] = self.state_sha256
+        identity.update(facts)
+        identity["variables"] = self.shapes
         return json.dumps(identity)
 
-    def restore(self, directory, spec_sha256, resume=True):
+    def restore(self, directory, spec_sha256, resume=True, facts=None):
         """Resume from the newest checkpoint in `directory` that reads back whole, if it
         is of this run; return its path (None: nothing restored).
 
         One of another spec or model is refused before anything is restored; an
         unreadable one is skipped (read in full first: a fallback restores nothing
-        partially). `resume=False` restores nothing: the run starts over.
+        partially). `resume=False` restores nothing: the run starts over. `facts` (the
+        run's data facts) are part of the identity.
         """
-        ours = self.identity(spec_sha256)
+        ours = self.identity(spec_sha256, facts or {})
         self.checkpoint.identity.assign(ours)
         self.restored = None
         paths = checkpoint_paths(directory) if resume else []

@@ -86,8 +86,8 @@ class RunDirectory:
             self.discard()
         rows = history_lines(self.output / "history.jsonl")
         directory = self.output / "checkpoints"
-        checkpoint.run = {**checkpoint.run, **self.facts}
-        checkpoint.restore(directory, self.made_by["spec_sha256"], not start_over)
+        spec_sha256 = self.made_by["spec_sha256"]
+        checkpoint.restore(directory, spec_sha256, not start_over, facts=self.facts)
         if rows and checkpoint.restored is None and saved_any(directory):
             why = f"has {rows} history rows but no checkpoint in {directory} reads back"
             raise UserError(f"{self.output} {why}: --fresh starts over")

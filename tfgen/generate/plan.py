@@ -184,8 +184,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
             every_steps=spec.checkpoint.every_steps,
             keep=spec.checkpoint.keep,
             resume=spec.checkpoint.resume == "auto",
-            export_keras="keras" in spec.checkpoint.export,
-            export_saved_model="saved_model" in spec.checkpoint.export,
+            exports=literal([kind for kind in ("keras", "saved_model") if kind in spec.checkpoint.export]),
         ),
         logging=LoggingView(
             tensorboard=spec.logging.tensorboard,

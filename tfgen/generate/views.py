@@ -346,17 +346,12 @@ class CheckpointView:
     every_steps: int | None
     keep: int
     resume: bool
-    export_keras: bool
-    export_saved_model: bool
+    exports: str  # the literal list of exports rt.export writes: ["keras", "saved_model"], or fewer
 
     @property
     def periodic(self) -> bool:
         """Saves are every N steps or N epochs: the last epoch is saved whatever N."""
         return bool(self.every_steps or self.every_epochs)
-
-    @property
-    def exports(self) -> bool:
-        return self.export_keras or self.export_saved_model
 
 
 @dataclass
