@@ -12,6 +12,7 @@ import json
 from tfgen.generate.code import KEPT_OUTSIDE, argument, float32_head, keras_call, keywords, layer_lines, literal
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit
 from tfgen.generate.identity import data_files, state_sha256
+from tfgen.generate.plan_data import TEST_NAMES, csv_view, data_sources, test_fields
 from tfgen.generate.views import (
     SOURCE_IMPORTS,
     Batching,
@@ -54,85 +55,88 @@ RUNTIME_MODULE = "tfgen_runtime"  # the support package written beside the scrip
 # Every top-level name a generated script defines or imports, in one place: a test parses every
 # generated script and fails if it binds a name missing here. User modules are never bound at
 # the top level (`rt.function` imports them when called), so no spec can shadow these.
-SCRIPT_NAMES = frozenset(
-    [
-        "os",
-        "sys",
-        "time",
-        "zipfile",
-        "Path",
-        "keras",
-        "tf",
-        "rt",
-        "SPEC_SHA256",
-        "STATE_SHA256",
-        "MADE_BY",
-        "SEED",
-        "OUTPUT_DIR",
-        "SPEC_DIR",
-        "EPOCHS",
-        "GLOBAL_BATCH_SIZE",
-        "VALIDATION_BATCH_SIZE",
-        "SHUFFLE_BUFFER",
-        "VALIDATION_SPLIT",
-        "INPUTS",
-        "TARGETS",
-        "SYNTHETIC_TRAIN_EXAMPLES",
-        "SYNTHETIC_VALIDATION_EXAMPLES",
-        "STEPS_PER_EXECUTION",
-        "ACCUMULATION_STEPS",
-        "EXAMPLES_PER_UPDATE",
-        "LOSS_WEIGHTS",
-        "CLIP_LIMIT",
-        "VALIDATION_EVERY",
-        "VALIDATION_STEPS",
-        "CHECKPOINT_EVERY_EPOCHS",
-        "CHECKPOINT_EVERY_STEPS",
-        "CHECKPOINTS_TO_KEEP",
-        "CPU_REPLICAS",
-        "LOG_EVERY_STEPS",
-        "PROFILE_START_STEP",
-        "PROFILE_STEPS",
-        "LOSSES",
-        "ADAPT_BATCHES",
-        "KEPT_OUTSIDE",
-        "kept_outside",
-        "learned",
-        "adapt",
-        "COLLECTIVE_TIMEOUT_SECONDS",
-        "np",
-        "load_data",
-        "load_npz",
-        "load_tfrecord",
-        "load_keras_dataset",
-        "train_pipeline",
-        "validation_pipeline",
-        "build_datasets",
-        "build_preprocessing",
-        "build_augmentation",
-        "build_model",
-        "build_optimizer",
-        "WarmUp",
-        "ScaledOnPlateau",
-        "build_metrics",
-        "per_example_losses",
-        "mean_per_example",
-        "total_loss",
-        "update_metrics",
-        "LossWeighting",
-        "skip_everywhere_if_nonfinite",
-        "clip_across_replicas",
-        "apply_unless_nonfinite",
-        "Summaries",
-        "Profiler",
-        "shard_options",
-        "layer_map",
-        "Trainer",
-        "train_epoch",
-        "end_epoch",
-        "fit",
-        "main",
-    ]
+SCRIPT_NAMES = (
+    frozenset(
+        [
+            "os",
+            "sys",
+            "time",
+            "zipfile",
+            "Path",
+            "keras",
+            "tf",
+            "rt",
+            "SPEC_SHA256",
+            "STATE_SHA256",
+            "MADE_BY",
+            "SEED",
+            "OUTPUT_DIR",
+            "SPEC_DIR",
+            "EPOCHS",
+            "GLOBAL_BATCH_SIZE",
+            "VALIDATION_BATCH_SIZE",
+            "SHUFFLE_BUFFER",
+            "VALIDATION_SPLIT",
+            "INPUTS",
+            "TARGETS",
+            "SYNTHETIC_TRAIN_EXAMPLES",
+            "SYNTHETIC_VALIDATION_EXAMPLES",
+            "STEPS_PER_EXECUTION",
+            "ACCUMULATION_STEPS",
+            "EXAMPLES_PER_UPDATE",
+            "LOSS_WEIGHTS",
+            "CLIP_LIMIT",
+            "VALIDATION_EVERY",
+            "VALIDATION_STEPS",
+            "CHECKPOINT_EVERY_EPOCHS",
+            "CHECKPOINT_EVERY_STEPS",
+            "CHECKPOINTS_TO_KEEP",
+            "CPU_REPLICAS",
+            "LOG_EVERY_STEPS",
+            "PROFILE_START_STEP",
+            "PROFILE_STEPS",
+            "LOSSES",
+            "ADAPT_BATCHES",
+            "KEPT_OUTSIDE",
+            "kept_outside",
+            "learned",
+            "adapt",
+            "COLLECTIVE_TIMEOUT_SECONDS",
+            "np",
+            "load_data",
+            "load_npz",
+            "load_tfrecord",
+            "load_keras_dataset",
+            "train_pipeline",
+            "validation_pipeline",
+            "build_datasets",
+            "build_preprocessing",
+            "build_augmentation",
+            "build_model",
+            "build_optimizer",
+            "WarmUp",
+            "ScaledOnPlateau",
+            "build_metrics",
+            "per_example_losses",
+            "mean_per_example",
+            "total_loss",
+            "update_metrics",
+            "LossWeighting",
+            "skip_everywhere_if_nonfinite",
+            "clip_across_replicas",
+            "apply_unless_nonfinite",
+            "Summaries",
+            "Profiler",
+            "shard_options",
+            "layer_map",
+            "Trainer",
+            "train_epoch",
+            "end_epoch",
+            "fit",
+            "main",
+        ]
+    )
+    | TEST_NAMES
 )
 
 
@@ -206,8 +210,7 @@ def _made_by(spec: Spec, spec_path: str, version: str) -> str:
     files = data_files(spec)
     if files:
         made_by += f', "data_files": {literal(files)}'
-    parts = [spec.data.train, spec.data.validation]
-    if all(part is None or part.source.type == "synthetic" for part in parts):
+    if all(source.type == "synthetic" for source in data_sources(spec)):
         made_by += ', "all_synthetic": True'  # --synthetic changes nothing
     return f'{{{made_by}, "tfgen": {literal(version)}}}'
 
@@ -249,8 +252,10 @@ def _outputs(spec: Spec, adapted: dict[str, int], mixed: bool) -> list[OutputVie
     return views
 
 
-def _source(source, part: Part) -> SourceView:
+def _source(source, part: Part, spec: Spec | None = None) -> SourceView:
     kind = SourceType(source.type)
+    if kind is SourceType.CSV:
+        return csv_view(source, part, spec)
     if kind is SourceType.PYTHON:
         return SourceView(kind, part, call=literal(source.function), kwargs=keywords(source.kwargs))
     if kind is SourceType.NPZ:
@@ -277,9 +282,9 @@ def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
     variable = batching is not Batching.BATCH
     shard_policy, shard_reason = _shard_policy(spec)
     bucket = train.bucket_by_sequence_length
-    sources = [train.source] + ([validation.source] if validation else [])
+    sources = data_sources(spec)
     return DataView(
-        train=_source(train.source, Part.TRAIN),
+        train=_source(train.source, Part.TRAIN, spec),
         validation=_source(validation.source, Part.VALIDATION) if validation else None,
         split=spec.data.validation_split,
         stratify=spec.data.stratify,
@@ -313,6 +318,7 @@ def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
         else 4 * validation_batch,
         validation_steps=spec.train.validation_steps,
         imports=frozenset(m for s in sources for m in SOURCE_IMPORTS.get(SourceType(s.type), ())),
+        **test_fields(spec, lambda source, part: _source(source, part, spec)),
     )
 
 
@@ -410,7 +416,7 @@ def _plateau_args(plateau) -> TrackerArgs:
 
 def user_functions(spec: Spec) -> list[tuple[tuple[str, ...], str]]:
     """The `package.module:function` references the script imports, with their spec fields."""
-    parts = ["train"] + (["validation"] if spec.data.validation else [])
+    parts = [part for part in ("train", "validation", "test") if getattr(spec.data, part)]
     sources = [(("data", part, "source", "function"), getattr(spec.data, part).source) for part in parts]
     found = [(loc, source.function) for loc, source in sources if source.type == "python"]
     return found + ([(("model", "builder"), spec.model.builder)] if spec.model.builder else [])
@@ -424,6 +430,7 @@ def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:
         "tfrecord": "TFRecord files",
         "synthetic": f"{getattr(source, 'examples', 0)} random examples",
         "keras": f"`keras.datasets.{getattr(source, 'dataset', '')}` ({getattr(source, 'split', '')} split)",
+        "csv": "columns of a CSV file",
     }[source.type]
     model = f"built by `{spec.model.builder}`" if spec.model.builder else f"{len(spec.model.layers)} shared layers"
     heads = ", ".join(f"`{o.name}` ({spec.losses[o.name].type})" for o in outputs)

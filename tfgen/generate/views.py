@@ -52,6 +52,7 @@ class SourceType(Enum):
     TFRECORD = "tfrecord"
     KERAS = "keras"
     SYNTHETIC = "synthetic"
+    CSV = "csv"
 
 
 class Part(Enum):
@@ -59,6 +60,7 @@ class Part(Enum):
 
     TRAIN = "train"
     VALIDATION = "validation"
+    TEST = "test"
 
 
 class Module(Enum):
@@ -145,6 +147,7 @@ class SourceView:
     compression: str = "None"
     dataset: str = ""
     split: str = ""
+    options: list[str] = field(default_factory=list)  # csv: `name=literal` keyword arguments not at their default
 
 
 @dataclass
@@ -160,6 +163,14 @@ class Padding:
 
     shapes: str | None = None
     values: str | None = None
+
+
+@dataclass
+class HeldOut:
+    """`rt.held_out`'s call: the names its three parts are assigned to, and its keyword arguments."""
+
+    names: str  # "train, validation, test" with `_` for a part the split does not give
+    arguments: str  # "validation=VALIDATION_SPLIT, test=TEST_SPLIT, stratify=True", as the split has them
 
 
 @dataclass
@@ -190,6 +201,15 @@ class DataView:
     synthetic_validation: int
     validation_steps: int | None
     imports: frozenset[Module]  # modules the sources' loaders need
+    test: SourceView | None = None  # a test source of its own
+    test_split: float | None = None
+    test_batch_size: int | None = None  # None: no test data
+    synthetic_test: int = 0
+    held_out: HeldOut | None = None  # None: rt.split_arrays holds out the validation rows (or nothing is held out)
+
+    @property
+    def has_test(self) -> bool:
+        return self.test_batch_size is not None
 
     @property
     def memory(self) -> bool:
@@ -206,7 +226,7 @@ class DataView:
 
     @property
     def sources(self) -> list[SourceView]:
-        return [self.train] + ([self.validation] if self.validation else [])
+        return [self.train] + ([self.validation] if self.validation else []) + ([self.test] if self.test else [])
 
     @property
     def source_types(self) -> frozenset[SourceType]:

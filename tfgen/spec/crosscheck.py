@@ -8,6 +8,7 @@ from typing import Any
 
 from tfgen.errors import SpecIssue
 from tfgen.spec import catalog
+from tfgen.spec.csv_check import csv_issues
 from tfgen.spec.loader import Loc, Located, walk
 from tfgen.spec.models import Spec
 from tfgen.spec.models.model import Residual
@@ -185,6 +186,8 @@ def _sources(spec: Spec):
     yield ("data", "train", "source"), spec.data.train.source
     if spec.data.validation is not None:
         yield ("data", "validation", "source"), spec.data.validation.source
+    if spec.data.test is not None:
+        yield ("data", "test", "source"), spec.data.test.source
 
 
 def _data(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
@@ -212,6 +215,14 @@ def _data(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                 ("data", "validation_split"),
                 "`validation_split` needs an in-memory source; give `data.validation` for tfrecord files",
             )
+        if source.type == "tfrecord" and spec.data.test_split is not None and loc[1] == "train":
+            yield doc.issue(
+                ("data", "test_split"), "`test_split` needs an in-memory source; give `data.test` for tfrecord files"
+            )
+
+
+def _csv(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    yield from csv_issues(spec, doc, _sources(spec))
 
 
 # Keras's folder loaders return a tf.data.Dataset that, by default, reshuffles its files on every
@@ -255,12 +266,13 @@ def _loaders(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                     "out the last files in sorted order (whole classes): give the held-out examples as "
                     "`data.validation` (a folder of their own)",
                 )
-        if loc[1] == "train" and spec.data.validation_split is not None:
-            yield doc.issue(
-                ("data", "validation_split"),
-                f"`validation_split` needs arrays; `{loader}` returns a "
-                "tf.data.Dataset: give the held-out examples as `data.validation`",
-            )
+        for split, part in (("validation_split", "validation"), ("test_split", "test")):
+            if loc[1] == "train" and getattr(spec.data, split) is not None:
+                yield doc.issue(
+                    ("data", split),
+                    f"`{split}` needs arrays; `{loader}` returns a "
+                    f"tf.data.Dataset: give the held-out examples as `data.{part}`",
+                )
 
 
 def _stratify(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
@@ -462,6 +474,7 @@ CHECKS = (
     (_adapt, {"model", "data", "precision"}),
     (_stratify, {"data", "targets"}),
     (_data, {"data", "model", "targets"}),
+    (_csv, {"data", "model", "targets"}),
     (_loaders, {"data"}),
     (_losses, {"losses", "targets"}),
     (_early_stopping, {"train", "checkpoint", "data", "model", "targets", "metrics"}),
