@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tfgen.check.csv_header import csv_problems
 from tfgen.check.head_rules import (
     BINARY,
     ONE_HOT,
@@ -194,6 +195,8 @@ class _Deep:
         for loc, reference in user_functions(spec):
             if loc[0] == "data":  # the builder is imported where the model is built
                 self.function(reference, loc)
+        for loc, message in csv_problems(spec):
+            self.fail(loc, message)
         self.preprocessing()
         if spec.precision != "float32":
             keras.mixed_precision.set_global_policy(spec.precision)

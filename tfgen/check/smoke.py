@@ -27,6 +27,7 @@ from tfgen.generate.build import Issues, load_spec, plan_targets, write_files
 from tfgen.processes import kill_group
 from tfgen.spec.loader import Located
 from tfgen.spec.models import Spec
+from tfgen.spec.names import has_test
 
 EXIT_OK, EXIT_FAILED = 0, 1
 # The generated function a traceback passes through last -> the spec field that decides it.
@@ -207,6 +208,10 @@ def judge(smoke: Smoke, result: subprocess.CompletedProcess, seconds: str) -> Ou
         return Outcome(
             False, f"{smoke.shown}: the second run did not resume from the first's checkpoint (history epochs {epochs})"
         )
+    if has_test(smoke.spec):
+        if not (smoke.run_dir / "test.json").is_file() or "\nTest: " not in result.stdout.split(MARK, 1)[1]:
+            return Outcome(False, f"{smoke.shown}: the resumed run did not evaluate the test data (no test.json)")
+        return Outcome(True, f"{smoke.shown} (saved at epoch 1, resumed to epoch 2, tested; {seconds})")
     return Outcome(True, f"{smoke.shown} (saved at epoch 1, resumed to epoch 2; {seconds})")
 
 
