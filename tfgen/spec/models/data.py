@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import Field, PositiveInt, field_validator, model_validator
 
 from tfgen.spec.models.base import DottedRef, Identifier, LayerSpec, Shape, StrictModel
 
@@ -111,11 +111,12 @@ class CsvSource(StrictModel):
         examples=[["NA", ""]],
     )
 
-    @model_validator(mode="after")
-    def _delimiter(self) -> CsvSource:
-        if self.delimiter in ('"', "\n", "\r"):
-            raise ValueError("`delimiter` cannot be a quote or a line break")
-        return self
+    @field_validator("delimiter")
+    @classmethod
+    def _delimiter(cls, value: str) -> str:
+        if value in ('"', "\n", "\r"):
+            raise ValueError("a delimiter cannot be a quote or a line break")
+        return value
 
 
 class SyntheticSource(StrictModel):
