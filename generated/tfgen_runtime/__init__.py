@@ -9,6 +9,7 @@ concern:
 - `errors`: `UserError`
 - `imports`: the user's functions a spec names
 - `data`: the declared fields, sources checked against them, synthetic data, splits
+- `strings`: string inputs, string labels mapped to their class ids, random strings
 - `tfrecords`: TFRecord files read and parsed once before training
 - `csv_files`: CSV files read into memory or streamed, every row checked first
 - `csv_rows`: a CSV file's rows parsed, and checked naming the row and column
@@ -50,6 +51,7 @@ from .report import epoch_line, metric_values, progress_bar
 from .run_dir import History, RunDirectory
 from .signals import StopSignals
 from .state import RunState
+from .strings import label_ids
 from .tfrecords import checked_tfrecords
 from .trackers import EarlyStopping, KeepBest, ReduceOnPlateau
 from .trainer import (
@@ -88,6 +90,7 @@ __all__ = [
     "from_function",
     "function",
     "held_out",
+    "label_ids",
     "metric_values",
     "mirrored_devices",
     "named_examples",
