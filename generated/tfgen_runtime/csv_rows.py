@@ -32,11 +32,10 @@ def parse_lines(lines, layout):
 def column_values(strings, field, na_values):
     """One column's text as the field's values: strings, class ids of named labels, or
     numbers (a float column's missing values are NaN)."""
-    names = getattr(field, "names", None)
     if field.dtype == "string":
         return strings
-    if names:
-        same = tf.equal(strings[:, None], tf.constant(names)[None, :])
+    if field.names:  # every label was checked to be one of them
+        same = tf.equal(strings[:, None], tf.constant(field.names)[None, :])
         return tf.cast(tf.argmax(tf.cast(same, tf.int32), axis=1), field.dtype)
     if field.dtype not in FLOATS:
         return tf.cast(tf.strings.to_number(strings, tf.int64), field.dtype)
@@ -139,33 +138,27 @@ def check_column(strings, field, na_values, where):
     absent = np.isin(strings, [value.encode() for value in na_values])
     if field.dtype not in FLOATS and absent.any():
         index = int(np.argmax(absent))
-        kind = (
-            "text"
-            if field.dtype == "string" or getattr(field, "names", None)
-            else field.dtype
-        )
-        raise UserError(
-            f"{where(index)}: a missing value {shown(strings[index])} in a column of {kind}"
-        )
-    names = getattr(field, "names", None)
+        kind = "text" if field.dtype == "string" or field.names else field.dtype
+        value = f"a missing value {shown(strings[index])} in a column of {kind}"
+        only = "only a float column reads one (as NaN)"
+        raise UserError(f"{where(index)}: {value}: {only}")
     if field.dtype == "string":
         return
-    if names:
-        check_labels(strings, names, where)
+    if field.names:
+        check_labels(strings, field.names, where)
         return
     values = numbers(strings, absent, field, where)
     check_values(values, strings, absent, field, where)
 
 
 def check_labels(strings, names, where):
-    """UserError at the first label that is not one of the class names."""
+    """UserError at the first label that is not one of the class names (as `label_ids`
+    says it, naming the file's row)."""
     unknown = ~np.isin(strings, [name.encode() for name in names])
     if unknown.any():
         index = int(np.argmax(unknown))
-        listed = ", ".join(names)
-        raise UserError(
-            f"{where(index)}: unknown label {shown(strings[index])} (the classes: {listed})"
-        )
+        label = f"unknown label {shown(strings[index])}"
+        raise UserError(f"{where(index)}: {label} (the classes are {', '.join(names)})")
 
 
 def numbers(strings, absent, field, where):

@@ -253,3 +253,28 @@ def test_the_run_fingerprints_the_csv_file(build_spec, tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     record = json.loads((tmp_path / "run" / "run.json").read_text())
     assert [entry["path"] for entry in record["data"]] == [str(train), str(train)]
+
+
+def text_fields(rt):
+    inputs = {"city": rt.Field((), "string")}
+    targets = {"size": rt.Field((), "int32", classes=2, names=("small", "large"))}
+    return inputs, targets
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["in-memory", "streamed"])
+def test_string_columns_fill_a_string_input_and_a_target_of_named_classes(rt, tmp_path, stream):
+    path = tmp_path / "sizes.csv"
+    path.write_text('city,size\nparis,large\n"nice, by the sea",small\nlyon,large\n')
+    data = rt.read_csv(str(path), *text_fields(rt), x="city", y="size", stream=stream)
+    rows = list(data.as_numpy_iterator()) if stream else list(zip(data[0]["city"], data[1]["size"], strict=True))
+    if stream:
+        rows = [(x["city"], y["size"]) for x, y in rows]
+    assert [(bytes(city), int(label)) for city, label in rows] == [
+        (b"paris", 1),
+        (b"nice, by the sea", 0),
+        (b"lyon", 1),
+    ]
+    path.write_text("city,size\nparis,large\nlyon,medium\n")
+    with pytest.raises(rt.UserError) as raised:
+        rt.read_csv(str(path), *text_fields(rt), x="city", y="size", stream=stream)
+    assert str(raised.value) == f"{path}: row 3, column `size`: unknown label 'medium' (the classes are small, large)"
