@@ -247,9 +247,13 @@ def feature_dtype(dtype: str) -> str:
 def source(draw, inputs: dict, targets: dict, *, examples: int, array_only: bool = False) -> dict:
     """Any source type; none of the files need to exist to build (smoke runs use --synthetic)."""
     types = ["synthetic", "npz", "python", "keras"] + ([] if array_only else ["tfrecord"])
+    if all(fills_columns(item["shape"]) for item in {**inputs, **targets}.values()):
+        types.append("csv")
     kind = draw(st.sampled_from(types))
     if kind == "synthetic":
         return {"type": "synthetic", "examples": examples}
+    if kind == "csv":
+        return draw(csv_source(inputs, targets))
     if kind == "npz":
 
         def arrays(names: dict, single: str) -> Any:
@@ -275,6 +279,37 @@ def source(draw, inputs: dict, targets: dict, *, examples: int, array_only: bool
     found = {"type": "tfrecord", "files": "data/drawn-*.tfrecord", "features": features}
     compression = draw(st.sampled_from([None, "GZIP", "ZLIB"]))
     return found | ({"compression": compression} if compression else {})
+
+
+def fills_columns(shape: list) -> bool:
+    """Whether CSV columns fill examples of `shape`: one column `[]` or `[1]`, n columns `[n]`."""
+    return len(shape) == 0 or (len(shape) == 1 and shape[0] is not None)
+
+
+@st.composite
+def csv_source(draw, inputs: dict, targets: dict) -> dict:
+    """A csv source mapping each input and target to its column(s) (the file need not exist)."""
+
+    def columns(names: dict) -> Any:
+        mapping = {
+            name: name if item["shape"] in ([], [1]) and draw(st.booleans()) else f"{name}_0"
+            for name, item in names.items()
+        }
+        for name, item in names.items():
+            if item["shape"] and item["shape"] != [1]:
+                mapping[name] = [f"{name}_{i}" for i in range(item["shape"][0])]
+            elif item["shape"] == [1] and draw(st.booleans()):
+                mapping[name] = [name]
+        if len(mapping) == 1 and draw(st.booleans()):
+            return next(iter(mapping.values()))
+        return mapping
+
+    found = {"type": "csv", "path": "data/drawn.csv", "x": columns(inputs), "y": columns(targets)}
+    if draw(st.booleans()):
+        found["delimiter"] = draw(st.sampled_from([";", "\t", "|"]))
+    if draw(st.booleans()):
+        found["na_values"] = draw(st.sampled_from([["NA"], ["", "n/a"]]))
+    return found
 
 
 def padded_batch(inputs: dict, sequence: bool) -> st.SearchStrategy[dict]:
@@ -340,6 +375,14 @@ def data(draw, drawn: dict, batch_size: int) -> dict:
         if sequence and draw(st.booleans()):
             held["padded_batch"] = draw(padded_batch(inputs, sequence))
         spec["validation"] = held
+    test = draw(st.sampled_from(["none", "none", "split", "source"]))
+    if test == "split" and train["source"]["type"] != "tfrecord":
+        spec["test_split"] = draw(st.sampled_from([0.1, 0.2]))
+    elif test == "source":
+        tested = {"source": draw(source(inputs, targets, examples=batch_size * 2))}
+        if draw(st.booleans()):
+            tested["batch_size"] = draw(st.sampled_from([batch_size, 3 * batch_size]))
+        spec["test"] = tested
     if not draw(st.integers(0, 4)):
         spec["shard_policy"] = draw(st.sampled_from(["auto", "data", "file", "off"]))
     return spec

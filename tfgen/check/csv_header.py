@@ -27,7 +27,7 @@ def csv_problems(spec: Spec) -> Iterator[tuple[Loc, str]]:
 def _source_problems(source, loc: Loc) -> Iterator[tuple[Loc, str]]:
     path = Path(source.path)
     if not path.is_file():
-        yield (*loc, "path"), f"no file {source.path} (relative paths start at {Path.cwd()})"
+        yield (*loc, "path"), f"no file {source.path} (a relative path starts at the working directory)"
         return
     header, problem = _header(path, source.delimiter)
     if problem:
