@@ -11,11 +11,12 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from .csv_rows import check_lines, parse_lines
+from .csv_rows import check_lines, examples, parse_lines
 from .errors import UserError
 
 IN_MEMORY_BYTES = 64 * 2**20  # a larger file streams (unless `in_memory: true`)
-LINES_PER_BATCH = 4096  # lines checked or parsed together (then one example each again)
+CHECKED_LINES = 65536  # lines checked (and read) together before training
+STREAMED_LINES = 4096  # lines parsed together as they stream (then one example each)
 HEADER_SHOWN = 30  # header names listed when a column is missing
 
 # One input or target: "x" or "y", its name and Field, the header indices of its columns,
@@ -107,17 +108,17 @@ def column_index(path, header, column):
 
 def line_batches(path):
     """The file's lines after the header, in batches, with the row of each batch's first."""
-    lines = tf.data.TextLineDataset(path).skip(1).batch(LINES_PER_BATCH)
+    lines = tf.data.TextLineDataset(path).skip(1).batch(CHECKED_LINES)
     for number, batch in enumerate(lines):
-        yield 2 + number * LINES_PER_BATCH, batch
+        yield 2 + number * CHECKED_LINES, batch
 
 
 def read_arrays(layout):
     """Every row of the file, checked, as `({input: x}, {target: y})` arrays."""
     parts = []
     for first_row, lines in line_batches(layout.path):
-        check_lines(lines, first_row, layout)
-        parts.append(parse_lines(lines, layout))
+        fields = check_lines(lines, first_row, layout)
+        parts.append(examples(fields, layout))
     if not parts:  # a header and no row: arrays of no example
         parts.append(parse_lines(tf.constant([], tf.string), layout))
     joined = ({}, {})
@@ -132,10 +133,10 @@ def checked_rows(layout, labels=False):
     count = 0
     values = []
     for first_row, lines in line_batches(layout.path):
-        check_lines(lines, first_row, layout)
+        fields = check_lines(lines, first_row, layout)
         count += int(tf.size(lines))
         if labels:
-            targets = parse_lines(lines, layout)[1]
+            targets = examples(fields, layout)[1]
             values.append(next(iter(targets.values())).numpy())
     if not labels:
         return count, None
@@ -159,7 +160,7 @@ class CsvStream:
     def dataset(self, parts=None, part=0):
         """The examples in file order: every row's, or those where `parts[row] == part`."""
         layout = self.layout
-        lines = tf.data.TextLineDataset(layout.path).skip(1).batch(LINES_PER_BATCH)
+        lines = tf.data.TextLineDataset(layout.path).skip(1).batch(STREAMED_LINES)
         if parts is None:
             count = self.rows
             parsed = lines.map(
@@ -171,7 +172,7 @@ class CsvStream:
             count = int(np.sum(np.asarray(parts) == part))
 
             def kept(number, batch):
-                start = number * LINES_PER_BATCH
+                start = number * STREAMED_LINES
                 chosen = keep[start : start + tf.size(batch, tf.int64)]
                 return parse_lines(tf.boolean_mask(batch, chosen), layout)
 

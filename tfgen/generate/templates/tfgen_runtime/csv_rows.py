@@ -14,8 +14,17 @@ SHOWN_CHARACTERS = 40  # of a bad value, in its error
 
 def parse_lines(lines, layout):
     """`({input: x}, {target: y})` tensors of a batch of lines (checked before)."""
+    return examples(decode(lines, layout), layout)
+
+
+def decode(lines, layout):
+    """The fields of a batch of lines: one string tensor per column of the header."""
     width = len(layout.header)
-    fields = tf.io.decode_csv(lines, [""] * width, field_delim=layout.delimiter)
+    return tf.io.decode_csv(lines, [""] * width, field_delim=layout.delimiter)
+
+
+def examples(fields, layout):
+    """`({input: x}, {target: y})` tensors of a batch's fields."""
     parts = {"x": {}, "y": {}}
     for item in layout.items:
         values = [
@@ -51,16 +60,16 @@ def missing(strings, na_values):
 
 
 def check_lines(lines, first_row, layout):
-    """UserError naming the file, the row and the column of the first bad value of a batch
-    of lines (rows `first_row`...): a ragged row, a value that is not a number of its
-    column's dtype or does not fit it, a missing value where none may be, a bad label.
-    """
+    """The fields of a batch of lines (rows `first_row`...), or UserError naming the file,
+    the row and the column of its first bad value: a ragged row, a value that is not a
+    number of its column's dtype or does not fit it, a missing value where none may be, a
+    label that is not a class name."""
     fields = decoded(lines, first_row, layout)
     for item in layout.items:
         for index in item.columns:
             where = Where(layout.path, first_row, layout.header[index])
-            strings = fields[index].numpy()
-            check_column(strings, item.field, layout.na_values, where)
+            check_column(fields[index], item.field, layout.na_values, where)
+    return fields
 
 
 class Where:
@@ -78,10 +87,9 @@ class Where:
 
 def decoded(lines, first_row, layout):
     """The batch's fields (strings); UserError naming the first row that does not parse."""
-    width = len(layout.header)
 
     def parse(part):
-        return tf.io.decode_csv(part, [""] * width, field_delim=layout.delimiter)
+        return decode(part, layout)
 
     try:
         return parse(lines)
@@ -134,7 +142,9 @@ def first_failing(count, fails_on_first):
 
 def check_column(strings, field, na_values, where):
     """UserError at the first bad value of one column of a batch (see check_lines)."""
-    absent = np.isin(strings, [value.encode() for value in na_values])
+    absent = np.zeros(int(tf.size(strings)), bool)
+    if na_values:
+        absent = missing(strings, na_values).numpy()
     if field.dtype not in FLOATS and absent.any():
         index = int(np.argmax(absent))
         kind = "text" if field.dtype == "string" or field.names else field.dtype
@@ -153,7 +163,8 @@ def check_column(strings, field, na_values, where):
 def check_labels(strings, names, where):
     """UserError at the first label that is not one of the class names (as `label_ids`
     says it, naming the file's row)."""
-    unknown = ~np.isin(strings, [name.encode() for name in names])
+    same = tf.equal(strings[:, None], tf.constant(names)[None, :])
+    unknown = ~tf.reduce_any(same, axis=1).numpy()
     if unknown.any():
         index = int(np.argmax(unknown))
         label = f"unknown label {shown(strings[index])}"
@@ -164,7 +175,7 @@ def numbers(strings, absent, field, where):
     """The column's numbers (int64, float32 or float64; a missing float is NaN); UserError
     at the first value that is not a number of the field's dtype."""
     if field.dtype in FLOATS:
-        strings = np.where(absent, b"nan", strings)
+        strings = tf.where(absent, "nan", strings)
         parsed = tf.float64 if field.dtype == "float64" else tf.float32
     else:
         parsed = tf.int64
@@ -175,14 +186,13 @@ def numbers(strings, absent, field, where):
     try:
         return convert(strings).numpy()
     except tf.errors.InvalidArgumentError:
-        index = first_failing(len(strings), lambda n: fails(convert, strings[:n]))
-    value = strings[index]
-    if not value.strip():
-        raise UserError(
-            f'{where(index)}: an empty value (list "" in `na_values` if it is a missing one)'
-        )
+        count = int(tf.size(strings))
+        index = first_failing(count, lambda n: fails(convert, strings[:n]))
+    if not strings[index].numpy().strip():
+        fix = 'list "" in `na_values` if it is a missing one'
+        raise UserError(f"{where(index)}: an empty value ({fix})")
     kind = "a number" if field.dtype in FLOATS else f"a whole number ({field.dtype})"
-    raise UserError(f"{where(index)}: {shown(value)} is not {kind}")
+    raise UserError(f"{where(index)}: {shown(strings[index])} is not {kind}")
 
 
 def check_values(values, strings, absent, field, where):
@@ -215,8 +225,9 @@ def check_values(values, strings, absent, field, where):
 
 
 def shown(value):
-    """A value of the file as an error shows it: quoted, escaped, and cut when long."""
-    text = value.decode("utf-8", errors="replace")
+    """A value of the file (a string tensor) as an error shows it: quoted, escaped, and
+    cut when long."""
+    text = value.numpy().decode("utf-8", errors="replace")
     if len(text) > SHOWN_CHARACTERS:
         text = text[:SHOWN_CHARACTERS] + "..."
     return repr(text)
