@@ -111,6 +111,9 @@ def test_a_test_split_is_evaluated_once_and_again_only_when_test_json_is_missing
     missing = run(script, "--output-dir", str(out))
     assert printed_test_lines(missing) == [line]
     assert json.loads((out / "test.json").read_text()) == values
+    fresh = run(script, "--output-dir", str(out), "--fresh", "--epochs", "1")
+    assert "test.json" in fresh.stdout.splitlines()[1], fresh.stdout  # --fresh discarded it
+    assert len(printed_test_lines(fresh)) == 1
 
 
 def test_a_test_source_is_evaluated_with_the_best_weights_under_a_mirrored_strategy(build_spec, tmp_path):
@@ -135,13 +138,15 @@ def test_a_test_source_is_evaluated_with_the_best_weights_under_a_mirrored_strat
     assert json.loads((out / "test.json").read_text()) == pytest.approx(values, rel=1e-6)
 
 
-def test_smoke_trains_resumes_and_tests_a_spec_with_a_test_split(tmp_path):
+def test_smoke_trains_resumes_and_tests_a_test_split_and_a_test_source(tmp_path):
     import yaml
 
     train = write_sizes(tmp_path / "sizes.csv", 200, seed=0)
-    spec = tmp_path / "sizes.yaml"
-    spec.write_text(yaml.safe_dump(sizes_spec(train, test_split=0.2, stratify=True)))
+    held = {"type": "csv", "path": str(write_sizes(tmp_path / "held.csv", 40, seed=1)), "x": "city", "y": "size"}
+    split, source = tmp_path / "split.yaml", tmp_path / "source.yaml"
+    split.write_text(yaml.safe_dump(sizes_spec(train, test_split=0.2, stratify=True)))
+    source.write_text(yaml.safe_dump(sizes_spec(train, test={"source": held})))
     for data in ([], ["--real-data", "100"]):
-        result = run_tfgen("smoke", str(spec), "--steps", "2", *data, cwd=tmp_path, timeout=600)
+        result = run_tfgen("smoke", str(split), str(source), "--steps", "2", *data, cwd=tmp_path, timeout=600)
         assert result.returncode == 0, result.stdout + result.stderr[-3000:]
-        assert "PASS" in result.stdout and "tested" in result.stdout, result.stdout
+        assert result.stdout.count("resumed to epoch 2, tested") == 2, result.stdout

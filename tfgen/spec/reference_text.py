@@ -64,6 +64,23 @@ DATA = """
 per element again. `keras` datasets are downloaded by Keras on first use; the tests use
 `--synthetic` instead.
 
+**A `csv` file** is read the same way in memory and streamed (TensorFlow's CSV parser: quoted
+fields may hold the delimiter and `""`, not a line break; a row is a line, numbered as the file's
+lines, the header being row 1). Every row is checked before the first step, streamed or not: a
+missing column, a ragged row, a value that is not a number of its column's dtype (`3.5` for an
+integer, `300` for `uint8`), an empty or missing value where none may be and an unknown label are
+one line naming the file, the row and the column. Unshuffled, a file read into memory and one
+streamed train to the same history; shuffled, they differ (the in-memory order is a seeded
+permutation, a stream's a seeded shuffle buffer), each resuming exactly. `validation_split` and
+`test_split` hold out the same rows of a streamed file as of one read into memory, by the seeded
+order of its row count (a streamed part keeps the file's order).
+
+**Test data** (`data.test` or `data.test_split`) is evaluated once, after training, on the final
+model (the best epoch's weights when the run restores them) with the validation step under the
+run's strategy: one `Test:` line, and `test.json` in the output folder. With `validation_split`,
+`test_split` takes its rows from the other end of the same seeded order, so the validation rows
+are the ones `validation_split` alone holds out.
+
 **What a `python` source must do for exact resume** (a rerun after a kill continues
 bit-identically): return the same examples in the same order on every call and every iteration,
 unbatched (one example per element), and leave shuffling to tfgen (`data.train.shuffle`, seeded
