@@ -240,10 +240,20 @@ class OutputView:
 
 
 @dataclass
+class BranchView:
+    """One input's own layers: from `inputs[name]` into `branches[name]`."""
+
+    input: str  # the input's name (an identifier)
+    lines: list[LayerLine]
+
+
+@dataclass
 class ModelView:
     builder: str | None  # package.module:function
     builder_kwargs: Keywords | None
-    only_input: str | None
+    branches: list[BranchView]  # in the inputs' order
+    start: LayerLine  # assigns the trunk's `x`: the one input or branch, or the merge of several
+    merge_comment: str | None  # what the merge joins, and how (several inputs)
     trunk: list[LayerLine]
     outputs: list[OutputView]
     adapted: dict[str, int]  # adapted layer name -> training batches (trunk first, then heads)

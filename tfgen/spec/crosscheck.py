@@ -87,16 +87,13 @@ def _history(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 
 
 def _model(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    if spec.model.builder is None and not spec.model.layers and not any(spec.model.outputs.values()):
+    model = spec.model
+    if model.builder is None and not model.branches and not model.layers and not any(model.outputs.values()):
         yield doc.issue(
             ("model", "outputs"),
             "the model has no layers (the trunk and every head are empty): it has no weights to train",
         )
-    if spec.model.builder is None and len(spec.model.inputs) > 1:
-        yield doc.issue(
-            ("model", "inputs"),
-            "a model with several inputs needs a `builder`: a layer list has one input to start from",
-        )
+    yield from _branches(spec, doc)
     train = spec.data.train
     if len(spec.model.inputs) > 1:
         for field in ("preprocess", "augment"):
@@ -104,6 +101,26 @@ def _model(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                 yield doc.issue(
                     ("data", "train", field), f"`{field}` layers apply to a single input; this model has several"
                 )
+
+
+def _branches(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    """`branches` name inputs of a layer-list model; `merge` joins several inputs."""
+    model = spec.model
+    if model.builder is not None and model.branches:
+        yield doc.issue(("model", "branches"), "a `builder` model takes no `branches` (it builds every input's layers)")
+    elif model.builder is not None and "merge" in model.model_fields_set:
+        yield doc.issue(("model", "merge"), "a `builder` model takes no `merge` (it joins its inputs itself)")
+    for name in model.branches:
+        if name not in model.inputs:
+            yield doc.issue(
+                ("model", "branches", name),
+                f"`{name}` is not an input{catalog.did_you_mean(name, model.inputs)} (inputs: {', '.join(model.inputs)})",
+                key=True,
+            )
+    if model.builder is None and "merge" in model.model_fields_set and len(model.inputs) < 2:
+        yield doc.issue(
+            ("model", "merge"), "`merge` joins several inputs; this model has one (remove `merge`)", key=True
+        )
 
 
 def _layer_items(layers: list, loc: Loc) -> Iterator[tuple[Loc, Any]]:
@@ -116,7 +133,9 @@ def _layer_items(layers: list, loc: Loc) -> Iterator[tuple[Loc, Any]]:
 
 
 def _model_layer_items(spec: Spec) -> Iterator[tuple[Loc, Any]]:
-    """(location, layer) of the model's layers, trunk then heads (`rules.model_layers` with locations)."""
+    """(location, layer) of the model's layers, branches, trunk then heads (`rules.model_layers` with locations)."""
+    for name, layers in spec.model.branches.items():
+        yield from _layer_items(layers, ("model", "branches", name))
     yield from _layer_items(spec.model.layers, ("model", "layers"))
     for output, layers in spec.model.outputs.items():
         yield from _layer_items(layers, ("model", "outputs", output))

@@ -26,7 +26,7 @@ NO_XLA_LAYERS = ("IntegerLookup", "StringLookup", "TextVectorization")
 
 
 def model_layers(spec: Spec) -> list:
-    """The model's layers in order, trunk then heads, residual blocks opened."""
+    """The model's layers in order, branches then trunk then heads, residual blocks opened."""
 
     def walk(items):
         for item in items:
@@ -35,8 +35,9 @@ def model_layers(spec: Spec) -> list:
             else:
                 yield item
 
+    branches = [layer for layers in spec.model.branches.values() for layer in layers]
     heads = [layer for layers in spec.model.outputs.values() for layer in layers]
-    return list(walk(list(spec.model.layers) + heads))
+    return list(walk(branches + list(spec.model.layers) + heads))
 
 
 def layer_types(spec: Spec) -> list[str]:
