@@ -35,6 +35,7 @@ from tfgen.check.head_rules import (
     _squeezed,
     summary_table,
 )
+from tfgen.check.merge_rules import trunk_input
 from tfgen.check.modules import LookupFailed, import_function, lookup_path
 from tfgen.errors import SpecError, UsageError
 from tfgen.generate.code import adapted_arguments, float32_head, keras_call
@@ -240,7 +241,7 @@ class _Deep:
     def layer_model(self):
         spec, keras = self.spec, self.keras
         inputs = self.inputs()
-        x = self.stack(spec.model.layers, inputs[next(iter(inputs))], ("model", "layers"))
+        x = self.stack(spec.model.layers, trunk_input(self, inputs), ("model", "layers"))
         outputs = {}
         for name in output_names(spec):
             head = list(spec.model.outputs[name])
