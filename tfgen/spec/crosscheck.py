@@ -107,9 +107,11 @@ def _branches(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     """`branches` name inputs of a layer-list model; `merge` joins several inputs."""
     model = spec.model
     if model.builder is not None and model.branches:
-        yield doc.issue(("model", "branches"), "a `builder` model takes no `branches` (it builds every input's layers)")
-    elif model.builder is not None and "merge" in model.model_fields_set:
-        yield doc.issue(("model", "merge"), "a `builder` model takes no `merge` (it joins its inputs itself)")
+        yield doc.issue(
+            ("model", "branches"), "a `builder` model takes no `branches` (it builds every input's layers)", key=True
+        )
+    if model.builder is not None and "merge" in model.model_fields_set:
+        yield doc.issue(("model", "merge"), "a `builder` model takes no `merge` (it joins its inputs itself)", key=True)
     for name in model.branches:
         if name not in model.inputs:
             yield doc.issue(

@@ -153,8 +153,8 @@ class LayerSpec(KerasObject):
             ],
             "description": "a tfgen key, not a Keras argument: `true` or `{batches: N}` (`true`: "
             f"{ADAPT_BATCHES}): before the first step, compute the layer's statistics (`Normalization`, "
-            "`Discretization`, `IntegerLookup`) on the first N training batches; on a layer of `model.layers` or "
-            "`model.outputs` only",
+            "`Discretization`, `IntegerLookup`) on the first N training batches; on a layer of `model.branches`, "
+            "`model.layers` or `model.outputs` only",
             "default": False,
             "examples": [True],
         }
