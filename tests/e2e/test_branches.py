@@ -221,3 +221,73 @@ def test_a_merge_that_cannot_join_the_branches_is_one_line_at_the_branch(tmp_pat
         "example, input `extra` gives (4,)"
     )
     assert result.stderr.splitlines() == [expected]
+
+
+CITIES = ("paris", "lyon", "nice", "lille")
+CITY_PRICE = {"paris": 3.0, "lyon": 1.0, "nice": 2.0, "lille": 0.0}
+
+
+def write_houses(path) -> None:
+    """Numeric `features` [3] and a string `city` per house; the price depends on both."""
+    rng = np.random.default_rng(1)
+    city = np.array(CITIES)[rng.integers(0, len(CITIES), ROWS)]
+    standard = rng.normal(size=(ROWS, 3))
+    features = (np.array([120.0, 3.0, 30.0]) + np.array([40.0, 1.0, 15.0]) * standard).astype("float32")
+    price = standard @ [1.0, 0.5, -0.5] + np.array([CITY_PRICE[c] for c in city]) + 0.1 * rng.normal(size=ROWS)
+    np.savez(path, features=features, city=city, price=price.astype("float32")[:, None])
+
+
+def houses_spec(data) -> dict:
+    """The issue's example: numeric features through an adapted Normalization, a string city
+    through StringLookup (one-hot), concatenated into the trunk."""
+    lookup = {"type": "StringLookup", "vocabulary": list(CITIES), "output_mode": "one_hot"}
+    return {
+        "name": "houses",
+        "seed": SEED,
+        "data": {
+            "train": {
+                "source": {
+                    "type": "npz",
+                    "path": str(data),
+                    "x": {"features": "features", "city": "city"},
+                    "y": {"price": "price"},
+                },
+                "batch_size": 32,
+                "shuffle": 512,
+            },
+            "validation_split": SPLIT,
+        },
+        "model": {
+            "inputs": {"features": {"shape": [3], "dtype": "float32"}, "city": {"shape": [], "dtype": "string"}},
+            "branches": {"features": [{"type": "Normalization", "adapt": True}], "city": [lookup]},
+            "merge": "concatenate",
+            "layers": [{"type": "Dense", "units": 64, "activation": "relu"}],
+            "outputs": {"price": [{"type": "Dense", "units": 1}]},
+        },
+        "targets": {"price": {"shape": [1]}},
+        "losses": {"price": "MeanSquaredError"},
+        "optimizer": {"type": "Adam", "learning_rate": 0.01},
+        "train": {"epochs": 8},
+    }
+
+
+def test_a_string_city_through_its_lookup_branch_and_numeric_features_train_and_export(tmp_path):
+    data = tmp_path / "houses.npz"
+    write_houses(data)
+    script = build(tmp_path, houses_spec(data), "houses")
+    out = tmp_path / "run"
+    result = run([sys.executable, str(script), "--output-dir", str(out)])
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = read_history(out)
+    # Without the city the loss stays near the city prices' variance (1.25): the lookup is used.
+    assert rows[-1]["val_loss"] < 0.1, rows
+
+    import keras
+    import tensorflow as tf
+
+    exported = keras.saving.load_model(out / "model.keras")
+    features = tf.constant([[120.0, 3.0, 30.0]] * len(CITIES))
+    predicted = exported.predict({"features": features, "city": tf.constant(CITIES)}, verbose=0)["price"]
+    # The same house, priced by its city (raw strings in, as the exported model takes them).
+    for city, price in zip(CITIES, predicted[:, 0], strict=True):
+        assert abs(price - CITY_PRICE[city]) < 0.4, (city, predicted)

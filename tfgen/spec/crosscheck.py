@@ -8,6 +8,7 @@ from typing import Any
 
 from tfgen.errors import SpecIssue
 from tfgen.spec import catalog
+from tfgen.spec.branch_rules import BRANCH_CHECKS
 from tfgen.spec.loader import Loc, Located, walk
 from tfgen.spec.models import Spec
 from tfgen.spec.models.model import Residual
@@ -94,7 +95,6 @@ def _model(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
             ("model", "outputs"),
             "the model has no layers (the trunk and every head are empty): it has no weights to train",
         )
-    yield from _branches(spec, doc)
     train = spec.data.train
     if len(spec.model.inputs) > 1:
         for field in ("preprocess", "augment"):
@@ -102,28 +102,6 @@ def _model(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                 yield doc.issue(
                     ("data", "train", field), f"`{field}` layers apply to a single input; this model has several"
                 )
-
-
-def _branches(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    """`branches` name inputs of a layer-list model; `merge` joins several inputs."""
-    model = spec.model
-    if model.builder is not None and model.branches:
-        yield doc.issue(
-            ("model", "branches"), "a `builder` model takes no `branches` (it builds every input's layers)", key=True
-        )
-    if model.builder is not None and "merge" in model.model_fields_set:
-        yield doc.issue(("model", "merge"), "a `builder` model takes no `merge` (it joins its inputs itself)", key=True)
-    for name in model.branches:
-        if name not in model.inputs:
-            yield doc.issue(
-                ("model", "branches", name),
-                f"`{name}` is not an input{catalog.did_you_mean(name, model.inputs)} (inputs: {', '.join(model.inputs)})",
-                key=True,
-            )
-    if model.builder is None and "merge" in model.model_fields_set and len(model.inputs) < 2:
-        yield doc.issue(
-            ("model", "merge"), "`merge` joins several inputs; this model has one (remove `merge`)", key=True
-        )
 
 
 def _layer_items(layers: list, loc: Loc) -> Iterator[tuple[Loc, Any]]:
@@ -488,6 +466,7 @@ CHECKS = (
     (_losses, {"losses", "targets"}),
     (_early_stopping, {"train", "checkpoint", "data", "model", "targets", "metrics"}),
     (_history, {"model", "targets", "metrics", "loss_weighting"}),
+    *BRANCH_CHECKS,
     *STRING_CHECKS,
     *((_finite(section), {section}) for section in ("model", "data", "losses", "metrics", "optimizer")),
 )
