@@ -208,15 +208,20 @@ MERGES = ("concatenate", "add", "average", "multiply")
 
 
 @st.composite
-def branch(draw, width: int, *, joins_width: bool, adapt: bool) -> tuple[dict, list | None]:
+def branch(draw, width: int, *, joins_width: bool, adapt: bool, words: bool) -> tuple[dict, list | None]:
     """One input of a branched model and its branch (None: merged as given). `joins_width`: what
     reaches the merge is `width` wide (add, average, multiply need equal shapes); else any width
-    (concatenate)."""
-    kind = draw(st.sampled_from(["vector", "vector", "ids"]))
+    (concatenate). `words`: it may be a string input (never the first: padding values are drawn
+    for the first input)."""
+    kind = draw(st.sampled_from(["vector", "vector", "ids"] + (["words"] if words else [])))
     if kind == "ids":  # integer ids always go through an embedding
         item = {"shape": [2], "dtype": "int32", "vocabulary": 5}
         layers = [{"type": "Embedding", "input_dim": 5, "output_dim": 2}, {"type": "Flatten"}]
         return item, layers + ([{"type": "Dense", "units": width}] if joins_width else [])
+    if kind == "words":  # one string per example, hashed to an id, embedded
+        item = {"shape": [], "dtype": "string"}
+        embedding = {"type": "Embedding", "input_dim": 6, "output_dim": width if joins_width else 2}
+        return item, [{"type": "Hashing", "num_bins": 6}, embedding]
     size = width if joins_width or draw(st.booleans()) else draw(st.integers(1, 4))
     item = {"shape": [size]}
     if size == width and draw(st.booleans()):
@@ -225,6 +230,11 @@ def branch(draw, width: int, *, joins_width: bool, adapt: bool) -> tuple[dict, l
         return item, draw(stack(width, adapt=adapt, min_size=1, max_size=2))
     layers = [{"type": "Normalization", "adapt": True}] if adapt and draw(st.booleans()) else []
     return item, [*layers, {"type": "Dense", "units": width if joins_width else draw(st.integers(2, 4))}]
+
+
+def holds_strings(drawn: dict) -> bool:
+    """Whether a drawn model has a string input."""
+    return any(item.get("dtype") == "string" for item in drawn["model"]["inputs"].values())
 
 
 @st.composite
@@ -237,8 +247,9 @@ def branched_model(draw) -> dict:
     count = draw(st.integers(2, 3))
     names = draw(st.lists(st.sampled_from(INPUT_NAMES), min_size=count, max_size=count, unique=True))
     inputs, branches = {}, {}
-    for name in names:
-        inputs[name], layers = draw(branch(width, joins_width=merge != "concatenate", adapt=adapt))
+    for index, name in enumerate(names):
+        joins_width = merge != "concatenate"
+        inputs[name], layers = draw(branch(width, joins_width=joins_width, adapt=adapt, words=index > 0))
         if layers is not None:
             branches[name] = layers
     opening = [{"type": "Dense", "units": width, "activation": "relu"}] if merge == "concatenate" else []
@@ -366,7 +377,7 @@ def data(draw, drawn: dict, batch_size: int) -> dict:
             train["augment"] = [flip if drawn["family"] == "image" and draw(st.booleans()) else noise]
     in_memory = draw(st.sampled_from(["auto", "auto", True, False]))
     blocked = (
-        drawn["family"] == "text"  # strings stream through tf.data
+        holds_strings(drawn)  # strings stream through tf.data
         or train["source"]["type"] == "tfrecord"
         or not train.get("drop_remainder", True)
         or train.get("cache", False) is not False
@@ -591,7 +602,7 @@ def specs(draw) -> dict:
     validated = "validation" in spec["data"] or "validation_split" in spec["data"]
     keys = history_keys(drawn, validated, weighting)
     checks = draw(st.integers(0, 5)) == 0
-    lookups = drawn["family"] == "text"  # a step that takes strings is never XLA-compiled
+    lookups = holds_strings(drawn)  # a step that takes strings is never XLA-compiled
     spec["train"] = draw(
         train(
             keys,
