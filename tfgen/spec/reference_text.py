@@ -94,9 +94,11 @@ input its own layers (`{features: [{type: Normalization, adapt: true}]}`, the sa
 `layers`); an input without a branch is used as it is. `model.merge` joins the inputs, after their
 branches, into the trunk's one input: `concatenate` (the default: on the last axis; equal ranks and
 equal dimensions but the last), `add`, `average` or `multiply` (equal shapes). `build_model()`
-shows each branch, the merge, the trunk and the heads in that order. A branch for an input the
-model does not have, `merge` with one input, and `branches` or `merge` with a `builder` are located
-errors; `--deep` builds the branches and names the one whose output the merge cannot join.
+shows each branch, the merge, the trunk and the heads in that order. A string input of several
+needs a branch that turns it into numbers (`StringLookup`, `TextVectorization` or `Hashing`). A
+branch for an input the model does not have, `merge` with one input, and `branches` or `merge`
+with a `builder` are located errors; `--deep` builds the branches and names the one whose output
+the merge cannot join.
 `data.train.preprocess` and `augment` apply to one input, so not to a model of several.
 
 **Adapted layers.** `- {type: Normalization, adapt: true}` standardises with the mean and
