@@ -363,3 +363,12 @@ def test_deep_validation_names_the_side_where_strings_go_wrong(tmp_path):
     # The model side: the model's input is what TextVectorization gives (token ids, rank 1 per example).
     assert any(line.startswith("flat.yaml:") and "model.layers.0: Conv2D: " in line for line in lines)
     assert not any(line.startswith("fine.yaml:") for line in lines)
+
+
+@pytest.mark.slow
+def test_smoke_trains_and_resumes_a_text_classifier_on_synthetic_strings(tmp_path):
+    (tmp_path / "reviews.yaml").write_text(yaml.safe_dump(text_classifier(), sort_keys=False))
+    (tmp_path / "reviews_data.py").write_text(DATA_MODULE)
+    result = run_tfgen("smoke", "reviews.yaml", "--steps", "3", cwd=tmp_path, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert "PASS reviews.yaml (saved at epoch 1, resumed to epoch 2" in result.stdout
