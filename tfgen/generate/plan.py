@@ -107,6 +107,7 @@ SCRIPT_NAMES = frozenset(
         "validation_pipeline",
         "build_datasets",
         "build_preprocessing",
+        "preprocessed",
         "build_augmentation",
         "build_model",
         "build_optimizer",

@@ -265,6 +265,11 @@ class ModelView:
         return len(self.outputs) > 1
 
     @property
+    def adapts_strings(self) -> bool:
+        """Whether an adapted layer learns a vocabulary of strings (StringLookup, TextVectorization)."""
+        return "string" in self.kept_outside.values()
+
+    @property
     def averaged_outputs(self) -> list[OutputView]:
         """Outputs whose losses are averaged over more than the last axis."""
         return [output for output in self.outputs if output.mean_per_example]

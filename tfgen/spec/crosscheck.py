@@ -14,10 +14,18 @@ from tfgen.spec.models import Spec
 from tfgen.spec.models.model import Residual
 from tfgen.spec.names import FIXED_KEYS, VALIDATION_PREFIX, has_validation, history_keys, metric_key, output_names
 from tfgen.spec.string_rules import STRING_CHECKS
-from tfgen.spec.support import ADAPTABLE, INTEGER_ADAPTED, JIT_STRATEGIES, in_memory_blocker, xla_lookups
+from tfgen.spec.support import (
+    ADAPTABLE,
+    INTEGER_ADAPTED,
+    JIT_STRATEGIES,
+    VOCABULARY_ADAPTED,
+    in_memory_blocker,
+    string_inputs,
+    xla_lookups,
+)
 
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
-NOT_ADAPTABLE = {  # Keras layers that adapt, but not here
+NEEDS_STRINGS = {  # adaptable layers that read strings: a model without a string input has none
     "StringLookup": "looks up strings",
     "TextVectorization": "reads strings",
 }
@@ -134,14 +142,15 @@ def _adapt(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                     f"are saved with the model and its checkpoints (`{field}` layers are not)",
                     key=True,
                 )
+    numeric = not string_inputs(spec) and spec.model.builder is None
     for loc, layer in _model_layer_items(spec):
-        if layer.adapt_batches and layer.type in ADAPTABLE:
+        if layer.adapt_batches and layer.type in NEEDS_STRINGS and numeric:
+            why = f"`{layer.type}` {NEEDS_STRINGS[layer.type]}, but the model's inputs are numeric"
+            yield doc.issue((*loc, "adapt"), f"{why}: declare a `dtype: string` input", key=True)
+        elif layer.adapt_batches and layer.type in ADAPTABLE:
             yield from _adapted_layer(spec, doc, loc, layer)
         elif layer.adapt_batches:
-            if layer.type in NOT_ADAPTABLE:
-                why = f"`{layer.type}` {NOT_ADAPTABLE[layer.type]}, but model inputs are numeric (no `string` dtype)"
-            else:
-                why = f"`{layer.type}` has no statistics to adapt"
+            why = f"`{layer.type}` has no statistics to adapt"
             yield doc.issue((*loc, "adapt"), f"{why}; {supported}", key=True)
 
 
@@ -157,19 +166,19 @@ def _adapted_layer(spec: Spec, doc: Located, loc: Loc, layer: Any) -> Iterator[S
     elif layer.type == "Discretization" and layer.args.get("num_bins") is None:
         yield doc.issue((*loc, "adapt"), "an adapted `Discretization` needs `num_bins`", key=True)
     mode = layer.args.get("output_mode", "int")
-    if layer.type == "IntegerLookup" and mode == "tf_idf":
+    if layer.type in VOCABULARY_ADAPTED and mode == "tf_idf":
         yield doc.issue(
             (*loc, "output_mode"),
-            "an adapted `IntegerLookup` cannot use `tf_idf` (its weights are not kept in the checkpoint)",
+            f"an adapted `{layer.type}` cannot use `tf_idf` (its weights are not kept in the checkpoint)",
         )
     elif (
-        layer.type == "IntegerLookup"
+        layer.type in VOCABULARY_ADAPTED
         and mode != "int"
         and not (layer.args.get("pad_to_max_tokens") and layer.args.get("max_tokens"))
     ):
         yield doc.issue(
             (*loc, "output_mode"),
-            f"an adapted `IntegerLookup` with `output_mode: {mode}` needs "
+            f"an adapted `{layer.type}` with `output_mode: {mode}` needs "
             "`max_tokens` and `pad_to_max_tokens: true` (the model is built before the vocabulary is known)",
         )
     not_float32 = layer.args.get("dtype", "float32") != "float32"

@@ -172,7 +172,8 @@ class TrainPipeline(StrictModel):
     )
     preprocess: list[LayerSpec] = Field(
         [],
-        description="Keras preprocessing layers applied to training and validation batches (single-input models)",
+        description="Keras preprocessing layers applied to training and validation batches (single-input models); "
+        "they take the declared input and may change its shape or dtype: the model takes what they give",
         examples=[[{"type": "Rescaling", "scale": 0.0625}]],
     )
     augment: list[LayerSpec] = Field(
