@@ -12,6 +12,7 @@ import json
 from tfgen.generate.code import KEPT_OUTSIDE, argument, float32_head, keras_call, keywords, layer_lines, literal
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit
 from tfgen.generate.identity import data_files, state_sha256
+from tfgen.generate.tfds_plan import tfds_view
 from tfgen.generate.views import (
     SOURCE_IMPORTS,
     Batching,
@@ -262,6 +263,8 @@ def _source(source, part: Part) -> SourceView:
         )
     if kind is SourceType.KERAS:
         return SourceView(kind, part, dataset=literal(source.dataset), split=literal(source.split))
+    if kind is SourceType.TFDS:
+        return tfds_view(source, part)
     return SourceView(kind, part)  # synthetic: drawn from SYNTHETIC_*_EXAMPLES
 
 
@@ -424,6 +427,7 @@ def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:
         "tfrecord": "TFRecord files",
         "synthetic": f"{getattr(source, 'examples', 0)} random examples",
         "keras": f"`keras.datasets.{getattr(source, 'dataset', '')}` ({getattr(source, 'split', '')} split)",
+        "tfds": f"TensorFlow Datasets `{getattr(source, 'name', '')}` ({getattr(source, 'split', '')} split)",
     }[source.type]
     model = f"built by `{spec.model.builder}`" if spec.model.builder else f"{len(spec.model.layers)} shared layers"
     heads = ", ".join(f"`{o.name}` ({spec.losses[o.name].type})" for o in outputs)

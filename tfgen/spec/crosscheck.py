@@ -13,6 +13,7 @@ from tfgen.spec.models import Spec
 from tfgen.spec.models.model import Residual
 from tfgen.spec.names import FIXED_KEYS, VALIDATION_PREFIX, has_validation, history_keys, metric_key, output_names
 from tfgen.spec.support import ADAPTABLE, INTEGER_ADAPTED, JIT_STRATEGIES, in_memory_blocker, xla_lookups
+from tfgen.spec.tfds_checks import check_tfds
 
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
 NOT_ADAPTABLE = {  # Keras layers that adapt, but not here
@@ -190,7 +191,7 @@ def _sources(spec: Spec):
 def _data(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     inputs, targets = list(spec.model.inputs), list(spec.targets)
     for loc, source in _sources(spec):
-        if source.type == "npz":
+        if source.type in ("npz", "tfds") and source.x is not None:  # tfds: x and y, or neither
             for field, names, what in (("x", inputs, "input"), ("y", targets, "target")):
                 value = getattr(source, field)
                 if isinstance(value, str):
@@ -463,6 +464,7 @@ CHECKS = (
     (_stratify, {"data", "targets"}),
     (_data, {"data", "model", "targets"}),
     (_loaders, {"data"}),
+    (check_tfds, {"data", "model", "targets"}),
     (_losses, {"losses", "targets"}),
     (_early_stopping, {"train", "checkpoint", "data", "model", "targets", "metrics"}),
     (_history, {"model", "targets", "metrics", "loss_weighting"}),

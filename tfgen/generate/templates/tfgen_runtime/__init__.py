@@ -9,6 +9,7 @@ concern:
 - `imports`: the user's functions a spec names
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `tfrecords`: TFRecord files read and parsed once before training
+- `tfds_source`: TensorFlow Datasets (the `tfds` extra), streamed in stored order
 - `run_dir`: the run directory (resume, --fresh, run.json) and its history
 - `folders`: the run folder's lock, and what --fresh may remove
 - `checkpoint`: the run's checkpoint, its identity and restore
@@ -42,6 +43,7 @@ from .report import epoch_line, metric_values, progress_bar
 from .run_dir import History, RunDirectory
 from .signals import StopSignals
 from .state import RunState
+from .tfds_source import load_tfds
 from .tfrecords import checked_tfrecords
 from .trackers import EarlyStopping, KeepBest, ReduceOnPlateau
 from .trainer import (
@@ -76,6 +78,7 @@ __all__ = [
     "first_rows",
     "from_function",
     "function",
+    "load_tfds",
     "metric_values",
     "mirrored_devices",
     "named_examples",
