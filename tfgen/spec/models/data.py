@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import Field, PositiveInt, field_validator, model_validator
 
 from tfgen.spec.models.base import DottedRef, Identifier, LayerSpec, Shape, StrictModel
 
@@ -84,7 +84,6 @@ class TfdsSource(StrictModel):
     type: Literal["tfds"] = Field(description="a TensorFlow Datasets dataset", examples=["tfds"])
     name: str = Field(
         min_length=1,
-        pattern=r"^[^\s]+$",
         description="the dataset's TFDS name, with an optional `/config` and `:version`",
         examples=["mnist"],
     )
@@ -113,6 +112,13 @@ class TfdsSource(StrictModel):
         "dataset's supervised pair",
         examples=["label"],
     )
+
+    @field_validator("name")
+    @classmethod
+    def _one_word(cls, value: str) -> str:
+        if any(character.isspace() for character in value):
+            raise ValueError(f"`{value}` is not a TFDS name (it has a space): e.g. `mnist` or `glue/sst2:2.0.0`")
+        return value
 
     @model_validator(mode="after")
     def _both_or_neither(self) -> TfdsSource:

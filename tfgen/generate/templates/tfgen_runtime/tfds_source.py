@@ -17,25 +17,32 @@ def load_tfds(name, split, inputs, targets, data_dir=None, x=None, y=None):
     """
     tfds = import_tfds()
     where = f"tfds {name} ({split})"
-    supervised = x is None
     try:
+        tfds.core.ReadInstruction.from_spec(split)  # a malformed split, before any download
         data, info = tfds.load(
             name,
             split=split,
             data_dir=data_dir,
             shuffle_files=False,
-            as_supervised=supervised,
+            as_supervised=x is None,
             with_info=True,
         )
-    except Exception as error:  # an unknown name or split, a failed download, no data
+    except load_errors(tfds) as error:
         raise UserError(f"{where}: {first_line(error)}") from None
-    if not supervised:
-        data = data.map(feature_picker(data.element_spec, x, y, inputs, targets, where))
-    label_features = target_features(info, y, targets)
+    try:
+        return checked(data, info, inputs, targets, x=x, y=y)
+    except UserError as error:
+        raise UserError(f"{where}: {error}") from None
+
+
+def checked(data, info, inputs, targets, x=None, y=None):
+    """TFDS's elements named, checked against the fields and cast to their dtypes."""
+    if x is not None:
+        data = data.map(feature_picker(data.element_spec, x, y, inputs, targets))
     data = named_dataset(data, inputs, targets)
-    element_shapes(data, inputs, targets, where)
-    check_dtypes(data.element_spec, inputs, targets, where)
-    check_classes(info, label_features, targets, where)
+    element_shapes(data, inputs, targets, "the split")
+    check_dtypes(data.element_spec, inputs, targets)
+    check_classes(info, target_features(info, y, targets), targets)
     return data.map(cast_to(inputs, targets))
 
 
@@ -47,6 +54,11 @@ def import_tfds():
         needs = f"a `tfds` source needs TensorFlow Datasets ({EXTRA})"
         raise UserError(f"{needs}: {error}") from None
     return tensorflow_datasets
+
+
+def load_errors(tfds):
+    """What `tfds.load` raises for a name, split, version, download or data folder that fails."""
+    return (ValueError, AssertionError, OSError, tf.errors.OpError, tfds.download.DownloadError)
 
 
 def first_line(error):
@@ -62,7 +74,7 @@ def by_name(mapping, fields):
     return dict(mapping)
 
 
-def feature_picker(spec, x, y, inputs, targets, where):
+def feature_picker(spec, x, y, inputs, targets):
     """The map from TFDS's feature dicts to `({input: x}, {target: y})`.
 
     UserError naming a feature the dataset does not have.
@@ -71,7 +83,7 @@ def feature_picker(spec, x, y, inputs, targets, where):
     y_features = by_name(y, targets)
     for feature in [*x_features.values(), *y_features.values()]:
         if feature not in spec:
-            raise UserError(f"{where}: no feature `{feature}` (it has {sorted(spec)})")
+            raise UserError(f"no feature `{feature}` (it has {sorted(spec)})")
 
     def pick(example):
         picked_x = {key: example[f] for key, f in x_features.items()}
@@ -91,26 +103,25 @@ def target_features(info, y, targets):
     return {}
 
 
-def check_dtypes(spec, inputs, targets, where):
+def check_dtypes(spec, inputs, targets):
     """UserError where a feature holds strings and its input or target numbers, or the reverse."""
     for part, fields, what in zip(spec, (inputs, targets), WHAT):
         for key, field in fields.items():
             stored = part[key].dtype
             if (stored == tf.string) != (field.dtype == "string"):
                 declared = f"{what}s.{key} is declared {field.dtype}"
-                raise UserError(f"{where}: {declared}, its feature holds {stored.name}")
+                raise UserError(f"{declared}, its feature holds {stored.name}")
 
 
-def check_classes(info, features, targets, where):
+def check_classes(info, features, targets):
     """UserError where a class target's count is not its ClassLabel feature's."""
     for key, feature in features.items():
-        label = info.features[feature] if feature in info.features else None
-        classes = getattr(label, "num_classes", None)
+        classes = getattr(info.features[feature], "num_classes", None)
         wanted = targets[key].classes
         if classes is None or wanted is None or classes == wanted:
             continue
         found = f"`{feature}` has {classes} classes"
-        raise UserError(f"{where}: {found}, targets.{key} has classes: {wanted}")
+        raise UserError(f"{found}, targets.{key} has classes: {wanted}")
 
 
 def cast_to(inputs, targets):
