@@ -9,6 +9,7 @@ concern:
 - `errors`: `UserError`
 - `imports`: the user's functions a spec names
 - `data`: the declared fields, sources checked against them, synthetic data, splits
+- `strings`: string inputs, string labels mapped to their class ids, random strings
 - `tfrecords`: TFRecord files read and parsed once before training
 - `tfds_source`: TensorFlow Datasets (the `tfds` extra), streamed in stored order
 - `run_dir`: the run directory (resume, --fresh, run.json) and its history
@@ -44,6 +45,7 @@ from .report import epoch_line, metric_values, progress_bar
 from .run_dir import History, RunDirectory
 from .signals import StopSignals
 from .state import RunState
+from .strings import label_ids
 from .tfds_source import load_tfds
 from .tfrecords import checked_tfrecords
 from .trackers import EarlyStopping, KeepBest, ReduceOnPlateau
@@ -79,6 +81,7 @@ __all__ = [
     "first_rows",
     "from_function",
     "function",
+    "label_ids",
     "load_tfds",
     "metric_values",
     "mirrored_devices",

@@ -130,13 +130,13 @@ class _SourceCheck:
                 f"feature `{feature}` is {_shape(shape)} per example; {what}s.{name} is declared {_shape(declared)}",
             )
         strings = getattr(described, "tf_dtype", None) is not None and described.tf_dtype.name == "string"
-        if strings != (item.dtype == "string"):
+        named = what == "target" and item.class_names is not None  # string labels map to its ids
+        if strings != (item.dtype == "string") and not (strings and named):
             held = "strings" if strings else described.tf_dtype.name
             self.fail(loc, f"feature `{feature}` holds {held}; {what}s.{name} is declared {item.dtype}")
         classes = getattr(described, "num_classes", None)
-        wanted = getattr(item, "classes", None)
-        wanted = len(wanted) if isinstance(wanted, list) else wanted  # classes given by name
-        if what == "target" and classes is not None and wanted is not None and classes != wanted:
+        wanted = item.class_count if what == "target" else None
+        if classes is not None and wanted is not None and classes != wanted:
             self.fail(
                 ("targets", name, "classes"), f"`{self.source.name}`'s `{feature}` has {classes} classes, not {wanted}"
             )
