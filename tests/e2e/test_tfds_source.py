@@ -242,7 +242,7 @@ def test_an_mnist_spec_trains_on_tfds_and_a_killed_run_resumes_to_the_same_histo
 
 
 @pytest.mark.slow
-def test_a_feature_the_spec_cannot_take_is_one_line_naming_the_dataset(tmp_path):
+def test_features_are_cast_to_the_fields_and_one_they_cannot_take_is_one_line(tmp_path):
     import tensorflow as tf
     import tensorflow_datasets as tfds
 
@@ -277,9 +277,15 @@ def test_a_feature_the_spec_cannot_take_is_one_line_naming_the_dataset(tmp_path)
             assert str(error.value) == f"tfds {name} ({split}): {message}"
         with pytest.raises(rt.UserError) as error:
             rt.load_tfds("imdb_reviews", "test", *text)
-        assert str(error.value) == "tfds imdb_reviews (test): inputs.text is declared float32, its feature holds string"
+        assert str(error.value) == (
+            "tfds imdb_reviews (test): inputs.text has string elements, the spec declares float32: "
+            "strings fill a `dtype: string` input or a class target that lists its names"
+        )
         x, y = next(iter(rt.load_tfds("mnist", "train", image, label, x={"image": "image"}, y="label")))
+        review = {"text": rt.Field((), "string")}
+        text, _ = next(iter(rt.load_tfds("imdb_reviews", "test", review, text[1])))
     assert (x["image"].dtype, x["image"].shape, y["label"].dtype) == (tf.float32, (28, 28, 1), tf.int32)
+    assert text["text"].dtype == tf.string  # a Text feature fills a `dtype: string` input
 
 
 @pytest.mark.slow

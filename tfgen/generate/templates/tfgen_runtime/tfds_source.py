@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-from .data import WHAT, element_shapes, named_dataset
+from .data import element_shapes, named_dataset
 from .errors import UserError
 
 EXTRA = 'pip install "tfgen[tfds]"'
@@ -40,8 +40,7 @@ def checked(data, info, inputs, targets, x=None, y=None):
     if x is not None:
         data = data.map(feature_picker(data.element_spec, x, y, inputs, targets))
     data = named_dataset(data, inputs, targets)
-    element_shapes(data, inputs, targets, "the split")
-    check_dtypes(data.element_spec, inputs, targets)
+    element_shapes(data, inputs, targets, "the split")  # shapes; strings only for strings
     check_classes(info, target_features(info, y, targets), targets)
     return data.map(cast_to(inputs, targets))
 
@@ -101,16 +100,6 @@ def target_features(info, y, targets):
     if keys and len(keys) == 2 and isinstance(keys[1], str):
         return {next(iter(targets)): keys[1]}
     return {}
-
-
-def check_dtypes(spec, inputs, targets):
-    """UserError where a feature holds strings and its input or target numbers, or the reverse."""
-    for part, fields, what in zip(spec, (inputs, targets), WHAT):
-        for key, field in fields.items():
-            stored = part[key].dtype
-            if (stored == tf.string) != (field.dtype == "string"):
-                declared = f"{what}s.{key} is declared {field.dtype}"
-                raise UserError(f"{declared}, its feature holds {stored.name}")
 
 
 def check_classes(info, features, targets):
