@@ -265,9 +265,7 @@ def _source(source, part: Part) -> SourceView:
         )
     if kind is SourceType.KERAS:
         return SourceView(kind, part, dataset=literal(source.dataset), split=literal(source.split))
-    if kind is SourceType.TFDS:
-        return tfds_view(source, part)
-    return SourceView(kind, part)  # synthetic: drawn from SYNTHETIC_*_EXAMPLES
+    return tfds_view(source, part) if kind is SourceType.TFDS else SourceView(kind, part)  # synthetic: drawn
 
 
 def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
