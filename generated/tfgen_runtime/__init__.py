@@ -11,6 +11,7 @@ concern:
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `strings`: string inputs, string labels mapped to their class ids, random strings
 - `tfrecords`: TFRecord files read and parsed once before training
+- `tfds_source`: TensorFlow Datasets (the `tfds` extra), streamed in stored order
 - `run_dir`: the run directory (resume, --fresh, run.json) and its history
 - `folders`: the run folder's lock, and what --fresh may remove
 - `checkpoint`: the run's checkpoint, its identity and restore
@@ -45,6 +46,7 @@ from .run_dir import History, RunDirectory
 from .signals import StopSignals
 from .state import RunState
 from .strings import label_ids
+from .tfds_source import load_tfds
 from .tfrecords import checked_tfrecords
 from .trackers import EarlyStopping, KeepBest, ReduceOnPlateau
 from .trainer import (
@@ -80,6 +82,7 @@ __all__ = [
     "from_function",
     "function",
     "label_ids",
+    "load_tfds",
     "metric_values",
     "mirrored_devices",
     "named_examples",

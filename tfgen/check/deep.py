@@ -38,6 +38,7 @@ from tfgen.check.head_rules import (
 )
 from tfgen.check.merge_rules import trunk_input
 from tfgen.check.modules import LookupFailed, import_function, lookup_path
+from tfgen.check.tfds_deep import deep_tfds
 from tfgen.errors import SpecError, UsageError
 from tfgen.generate.code import adapted_arguments, float32_head, keras_call
 from tfgen.generate.plan import optimizer_view, user_functions
@@ -205,6 +206,7 @@ class _Deep:
         for loc, reference in user_functions(spec):
             if loc[0] == "data":  # the builder is imported where the model is built
                 self.function(reference, loc)
+        self.issues += deep_tfds(self.doc, spec)
         self.preprocessing()
         if spec.precision != "float32":
             keras.mixed_precision.set_global_policy(spec.precision)

@@ -13,6 +13,7 @@ from tfgen.generate.code import argument, float32_head, keras_call, keywords, la
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit
 from tfgen.generate.identity import data_files, state_sha256
 from tfgen.generate.model_plan import branch_views, model_view, model_words
+from tfgen.generate.tfds_plan import tfds_view
 from tfgen.generate.views import (
     SOURCE_IMPORTS,
     Batching,
@@ -265,7 +266,7 @@ def _source(source, part: Part) -> SourceView:
         )
     if kind is SourceType.KERAS:
         return SourceView(kind, part, dataset=literal(source.dataset), split=literal(source.split))
-    return SourceView(kind, part)  # synthetic: drawn from SYNTHETIC_*_EXAMPLES
+    return tfds_view(source, part) if kind is SourceType.TFDS else SourceView(kind, part)  # synthetic: drawn
 
 
 def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
@@ -414,6 +415,7 @@ def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:
         "tfrecord": "TFRecord files",
         "synthetic": f"{getattr(source, 'examples', 0)} random examples",
         "keras": f"`keras.datasets.{getattr(source, 'dataset', '')}` ({getattr(source, 'split', '')} split)",
+        "tfds": f"TensorFlow Datasets `{getattr(source, 'name', '')}` ({getattr(source, 'split', '')} split)",
     }[source.type]
     heads = ", ".join(f"`{o.name}` ({spec.losses[o.name].type})" for o in outputs)
     held_out = "stratified " if spec.data.stratify else ""

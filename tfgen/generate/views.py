@@ -52,6 +52,7 @@ class SourceType(Enum):
     TFRECORD = "tfrecord"
     KERAS = "keras"
     SYNTHETIC = "synthetic"
+    TFDS = "tfds"
 
 
 class Part(Enum):
@@ -138,13 +139,13 @@ class SourceView:
     type: SourceType
     part: Part
     call: str = ""  # python: the `package.module:function` literal
-    kwargs: Keywords | None = None  # python: the function's keyword arguments
+    kwargs: Keywords | None = None  # python: the function's keyword arguments; tfds: data_dir, x, y
     path: str = ""
     x: str = ""
     y: str = ""
     features: str = ""  # tfrecord: {name: (shape, dtype)}
     compression: str = "None"
-    dataset: str = ""
+    dataset: str = ""  # keras, tfds: the dataset's name
     split: str = ""
 
 

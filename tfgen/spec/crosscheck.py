@@ -23,6 +23,7 @@ from tfgen.spec.support import (
     string_inputs,
     xla_lookups,
 )
+from tfgen.spec.tfds_checks import check_tfds
 
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
 NEEDS_STRINGS = {  # adaptable layers that read strings: a model without a string input has none
@@ -199,7 +200,7 @@ def _sources(spec: Spec):
 def _data(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     inputs, targets = list(spec.model.inputs), list(spec.targets)
     for loc, source in _sources(spec):
-        if source.type == "npz":
+        if source.type in ("npz", "tfds") and source.x is not None:  # tfds: x and y, or neither
             for field, names, what in (("x", inputs, "input"), ("y", targets, "target")):
                 value = getattr(source, field)
                 if isinstance(value, str):
@@ -472,6 +473,7 @@ CHECKS = (
     (_stratify, {"data", "targets"}),
     (_data, {"data", "model", "targets"}),
     (_loaders, {"data"}),
+    (check_tfds, {"data", "model", "targets"}),
     (_losses, {"losses", "targets"}),
     (_early_stopping, {"train", "checkpoint", "data", "model", "targets", "metrics"}),
     (_history, {"model", "targets", "metrics", "loss_weighting"}),

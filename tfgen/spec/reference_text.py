@@ -64,6 +64,15 @@ DATA = """
 per element again. `keras` datasets are downloaded by Keras on first use; the tests use
 `--synthetic` instead.
 
+`tfds` datasets need the `tfds` extra (`pip install "tfgen[tfds]"`; without it `validate --deep`,
+`smoke` and the script say so in one line); TFDS downloads a dataset into `data_dir` on first use.
+They are read in TFDS's stored order and shuffled by tfgen (seeded per epoch), so a resumed run is
+exact. They stream, so `validation_split` is refused: hold out with TFDS's slicing
+(`split: "train[:80%]"` for training, `"train[80%:]"` as `data.validation`). Without `x` and `y`,
+the dataset's supervised pair fills the one input and the one target. `--deep` checks the name,
+the split's syntax, each feature's shape and dtype, and a `ClassLabel` feature's class count
+against `classes`, from TFDS's description of the dataset (nothing is downloaded).
+
 **What a `python` source must do for exact resume** (a rerun after a kill continues
 bit-identically): return the same examples in the same order on every call and every iteration,
 unbatched (one example per element), and leave shuffling to tfgen (`data.train.shuffle`, seeded
