@@ -18,7 +18,8 @@ def load_tfds(name, split, inputs, targets, data_dir=None, x=None, y=None):
     tfds = import_tfds()
     where = f"tfds {name} ({split})"
     try:
-        tfds.core.ReadInstruction.from_spec(split)  # a malformed split, before any download
+        # A malformed split fails here, before any download.
+        tfds.core.ReadInstruction.from_spec(split)
         data, info = tfds.load(
             name,
             split=split,
@@ -40,7 +41,8 @@ def checked(data, info, inputs, targets, x=None, y=None):
     if x is not None:
         data = data.map(feature_picker(data.element_spec, x, y, inputs, targets))
     data = named_dataset(data, inputs, targets)
-    element_shapes(data, inputs, targets, "the split")  # shapes; strings only for strings
+    # The shapes, and strings only where the spec declares strings.
+    element_shapes(data, inputs, targets, "the split")
     check_classes(info, target_features(info, y, targets), targets)
     return data.map(cast_to(inputs, targets))
 
@@ -57,7 +59,13 @@ def import_tfds():
 
 def load_errors(tfds):
     """What `tfds.load` raises for a name, split, version, download or data folder that fails."""
-    return (ValueError, AssertionError, OSError, tf.errors.OpError, tfds.download.DownloadError)
+    return (
+        ValueError,
+        AssertionError,
+        OSError,
+        tf.errors.OpError,
+        tfds.download.DownloadError,
+    )
 
 
 def first_line(error):
