@@ -63,14 +63,16 @@ def load_keras_dataset(name, split):
     )
 
 
-def layer_map(layers, training):
-    """A map function running Keras preprocessing layers on the `image` input."""
+def layer_map(layers, training, keep_dtype=False):
+    """A map function running Keras preprocessing layers on the `image` input
+    (`keep_dtype`: cast back to the dtype they were given)."""
 
     def apply(features, targets):
         x = features["image"]
+        dtype = x.dtype
         for layer in layers:
             x = layer(x, training=training)
-        return {**features, "image": tf.cast(x, INPUTS["image"].dtype)}, targets
+        return {**features, "image": tf.cast(x, dtype) if keep_dtype else x}, targets
 
     return apply
 
@@ -94,7 +96,7 @@ def train_pipeline(train, epoch=1):
     ds = ds.batch(
         EXAMPLES_PER_UPDATE, drop_remainder=True, num_parallel_calls=tf.data.AUTOTUNE
     )
-    augment = layer_map(build_augmentation(), training=True)
+    augment = layer_map(build_augmentation(), training=True, keep_dtype=True)
     ds = ds.map(augment, num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(tf.data.AUTOTUNE)
 

@@ -127,3 +127,38 @@ def test_the_script_declares_string_fields_and_class_names(tmp_path):
     script = build(tmp_path, text_spec()).read_text()
     assert 'INPUTS = {"review": rt.Field((), "string")}' in script
     assert 'rt.Field((), "int32", classes=3, names=("circle", "square", "stripes"))' in script
+
+
+def _adapted(layer: dict) -> dict:
+    spec = text_spec()
+    spec["model"]["layers"] = [layer, {"type": "Embedding", "input_dim": 20, "output_dim": 4}]
+    return spec
+
+
+def test_string_layers_adapt_on_a_string_input(tmp_path):
+    for layer in (
+        {"type": "TextVectorization", "max_tokens": 20, "output_sequence_length": 4, "adapt": True},
+        {"type": "StringLookup", "adapt": {"batches": 4}},
+    ):
+        assert validate(tmp_path, _adapted(layer)) == (0, "")
+
+
+def test_an_adapted_string_lookup_needs_a_fixed_width_for_other_output_modes(tmp_path):
+    code, error = validate(tmp_path, _adapted({"type": "StringLookup", "output_mode": "one_hot", "adapt": True}))
+    assert code == 2
+    assert (
+        "model.layers.0.output_mode: an adapted `StringLookup` with `output_mode: one_hot` needs `max_tokens`" in error
+    )
+
+
+def test_adapted_text_vectorization_refuses_tf_idf(tmp_path):
+    layer = {"type": "TextVectorization", "output_mode": "tf_idf", "max_tokens": 8, "pad_to_max_tokens": True}
+    code, error = validate(tmp_path, _adapted({**layer, "adapt": True}))
+    assert code == 2
+    assert "an adapted `TextVectorization` cannot use `tf_idf`" in error
+
+
+def test_the_planner_keeps_string_vocabularies_in_the_checkpoint(tmp_path):
+    script = build(tmp_path, _adapted({"type": "StringLookup", "adapt": True})).read_text()
+    assert 'KEPT_OUTSIDE = {"StringLookup": "string"}' in script
+    assert "jit_compile=True" not in script

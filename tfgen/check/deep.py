@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tfgen.check.csv_header import csv_problems
+from tfgen.check.deep_strings import strings_misused
 from tfgen.check.head_rules import (
     BINARY,
     ONE_HOT,
@@ -36,7 +37,9 @@ from tfgen.check.head_rules import (
     _squeezed,
     summary_table,
 )
+from tfgen.check.merge_rules import trunk_input
 from tfgen.check.modules import LookupFailed, import_function, lookup_path
+from tfgen.check.tfds_deep import deep_tfds
 from tfgen.errors import SpecError, UsageError
 from tfgen.generate.code import adapted_arguments, float32_head, keras_call
 from tfgen.generate.plan import optimizer_view, user_functions
@@ -45,7 +48,7 @@ from tfgen.spec.loader import Loc, Located
 from tfgen.spec.models import KerasObject, Spec
 from tfgen.spec.models.model import Residual
 from tfgen.spec.names import output_names
-from tfgen.spec.support import ADAPTABLE, STRING_LAYERS
+from tfgen.spec.support import ADAPTABLE
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _EXAMPLE_LENGTH = 3  # a variable-length axis in the tiny batch losses and metrics are tried on
@@ -124,6 +127,7 @@ class _Deep:
         self.issues = []
         self.graph_outputs: dict[str, Any] = {}  # a builder model's own output tensors, by name
         self.adapted: dict[str, int] = {}  # adapted layers named as the planner names them
+        self.preprocessed: Any = None  # the model input that `preprocess` gives (None: as declared)
 
     def fail(self, loc: Loc, message: str) -> None:
         self.issues.append(self.doc.issue(loc, message))
@@ -170,15 +174,16 @@ class _Deep:
                     x = self.apply(self.keras.layers.Add(), [shortcut, x], (*loc, i), "residual: Add")
                 continue
             layer = self.layer(item, (*loc, i))
-            if x is not None and _holds_strings(x) and item.type not in STRING_LAYERS:
-                self.fail(
-                    (*loc, i),
-                    f"{item.type}: its input holds strings, which it cannot compute on: a string input reaches "
-                    "other layers through `TextVectorization`, `StringLookup` or `Hashing`",
-                )
-                x = None
+            x = self.no_strings(item, x, (*loc, i))
             x = None if layer is None or x is None else self.apply(layer, x, (*loc, i), item.type)
         return x
+
+    def no_strings(self, item: KerasObject, x: Any, loc: Loc) -> Any:
+        """`x`, or None with an issue where strings reach a layer that cannot take them."""
+        why = strings_misused(item.type, x)
+        if why:
+            self.fail(loc, why)
+        return None if why else x
 
     def layer(self, item: KerasObject, loc: Loc) -> Any:
         stats = ADAPTABLE.get(item.type)
@@ -202,6 +207,7 @@ class _Deep:
         for loc, reference in user_functions(spec):
             if loc[0] == "data":  # the builder is imported where the model is built
                 self.function(reference, loc)
+        self.issues += deep_tfds(self.doc, spec)
         for loc, message in csv_problems(spec):
             self.fail(loc, message)
         self.preprocessing()
@@ -223,34 +229,51 @@ class _Deep:
             return None
 
     def inputs(self) -> dict[str, Any]:
-        return {k: self.keras.Input(tuple(f.shape), dtype=f.dtype, name=k) for k, f in self.spec.model.inputs.items()}
+        """The model's inputs as the script makes them: declared, but the one `preprocess` maps
+        is what its layers give."""
+        inputs = {k: self.keras.Input(tuple(f.shape), dtype=f.dtype, name=k) for k, f in self.spec.model.inputs.items()}
+        if self.preprocessed is not None:
+            name = next(iter(inputs))
+            shape, dtype = tuple(self.preprocessed.shape[1:]), self.preprocessed.dtype
+            inputs[name] = self.keras.Input(shape, dtype=dtype, name=name)
+        return inputs
 
     def preprocessing(self) -> None:
-        """The preprocessing then augmentation layers, applied to the input they map (as the
-        pipeline does, then cast back to the input's dtype): the model must get its declared shape."""
+        """The preprocessing then augmentation layers, applied to the input they map as the
+        pipeline does. Two sides: `preprocess` takes the source's examples (the declared input)
+        and gives the model's input, whatever its shape and dtype; `augment` must keep it."""
         train = self.spec.data.train
         if not (train.preprocess or train.augment):
             return
         name, declared = next(iter(self.spec.model.inputs.items()))
         x = self.keras.Input(tuple(declared.shape), dtype=declared.dtype, name=name)
-        last = None
-        for group, training in (("preprocess", False), ("augment", True)):
-            for i, item in enumerate(getattr(train, group)):
-                loc = ("data", "train", group, i)
-                layer = self.layer(item, loc)
-                x = None if layer is None or x is None else self.apply(layer, x, loc, item.type, training=training)
-                last = loc, item.type
-        if x is not None and not _same_shape(tuple(x.shape[1:]), tuple(declared.shape)):
+        x = self.mapped(train.preprocess, x, "preprocess", training=False)
+        if train.preprocess and x is not None:
+            self.preprocessed = x
+        given = x
+        x = self.mapped(train.augment, x, "augment", training=True)
+        if x is not None and given is not None and not _same_shape(tuple(x.shape[1:]), tuple(given.shape[1:])):
+            side = "the preprocessed input" if train.preprocess else f"the declared input `{name}`"
             self.fail(
-                last[0],
-                f"{last[1]}: after it an example is {_shape(x.shape[1:])}, but the model's input "
-                f"`{name}` is declared {_shape(declared.shape)}",
+                ("data", "train", "augment", len(train.augment) - 1),
+                f"{train.augment[-1].type}: after it a training example is {_shape(x.shape[1:])}, but "
+                f"{side} is {_shape(given.shape[1:])} (augmentation runs on training batches only: it must "
+                "keep the shape)",
             )
+
+    def mapped(self, items: list, x: Any, group: str, training: bool) -> Any:
+        """`x` through one group of the pipeline's layers (`preprocess` or `augment`)."""
+        for i, item in enumerate(items):
+            loc = ("data", "train", group, i)
+            layer = self.layer(item, loc)
+            x = self.no_strings(item, x, loc)
+            x = None if layer is None or x is None else self.apply(layer, x, loc, item.type, training=training)
+        return x
 
     def layer_model(self):
         spec, keras = self.spec, self.keras
         inputs = self.inputs()
-        x = self.stack(spec.model.layers, inputs[next(iter(inputs))], ("model", "layers"))
+        x = self.stack(spec.model.layers, trunk_input(self, inputs), ("model", "layers"))
         outputs = {}
         for name in output_names(spec):
             head = list(spec.model.outputs[name])
@@ -471,8 +494,3 @@ class _Deep:
                 optimizer.build(model.trainable_variables)  # the script builds the slots before step 1
             except Exception as error:
                 self.fail(("optimizer",), f"{spec.optimizer.type}: {first_line(error)}")
-
-
-def _holds_strings(x: Any) -> bool:
-    """Whether a symbolic Keras tensor holds strings."""
-    return str(getattr(x, "dtype", "")) == "string"

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from tfgen.check.tfds_deep import missing_extra
 from tfgen.generate.build import Issues, load_spec, plan_targets, write_files
 from tfgen.processes import kill_group
 from tfgen.spec.loader import Located
@@ -111,6 +112,8 @@ def prepare(specs: list[Path], overrides: list[str], folder: Path) -> list[Smoke
         for path in dict.fromkeys(specs)  # a spec given twice runs once
         if (loaded := issues.attempt(load_spec, path, overrides))
     ]
+    for _, loaded in valid:  # synthetic runs need no data, but the spec's real runs need the extra
+        issues.found += missing_extra(loaded.doc, loaded.spec)
     issues.raise_any()
     smokes = []
     for number, (spec_path, loaded) in enumerate(valid):

@@ -57,7 +57,12 @@ def keywords(kwargs: dict[str, Any]) -> Keywords | None:
 
 
 # Adapted layers that learn outside variables, and the dtype of the copy the checkpoint keeps.
-KEPT_OUTSIDE = {"Discretization": "float32", "IntegerLookup": "int64"}
+KEPT_OUTSIDE = {
+    "Discretization": "float32",
+    "IntegerLookup": "int64",
+    "StringLookup": "string",
+    "TextVectorization": "string",
+}
 
 
 def layer_lines(

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 
-from tfgen.generate.code import KEPT_OUTSIDE, argument, float32_head, keras_call, keywords, layer_lines, literal
+from tfgen.generate.code import argument, float32_head, keras_call, keywords, layer_lines, literal
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit
 from tfgen.generate.identity import data_files, state_sha256
+from tfgen.generate.model_plan import branch_views, model_view, model_words
 from tfgen.generate.plan_data import TEST_NAMES, csv_view, data_sources, test_fields
+from tfgen.generate.tfds_plan import tfds_view
 from tfgen.generate.views import (
     SOURCE_IMPORTS,
     Batching,
@@ -23,10 +25,8 @@ from tfgen.generate.views import (
     DataView,
     DistributionView,
     FieldView,
-    LayerLine,
     LoggingView,
     LossTotal,
-    ModelView,
     OptimizerView,
     OutputView,
     Padding,
@@ -44,7 +44,6 @@ from tfgen.generate.views import (
 )
 from tfgen.spec.models import Spec
 from tfgen.spec.names import has_validation, metric_keys, output_names
-from tfgen.spec.support import model_layers
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
@@ -110,6 +109,7 @@ SCRIPT_NAMES = frozenset(
         "validation_pipeline",
         "build_datasets",
         "build_preprocessing",
+        "preprocessed",
         "build_augmentation",
         "build_model",
         "build_optimizer",
@@ -143,7 +143,9 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
     for user modules after sys.path and the working directory."""
     adapted: dict[str, int] = {}
     mixed = spec.precision != "float32"
-    # The trunk first: its adapted layers come first.
+    # In the order the model applies them (branches, trunk, heads): an adapted layer is adapted
+    # after the adapted layers before it.
+    branches = branch_views(spec, adapted, mixed)
     trunk = layer_lines(spec.model.layers, adapted, mixed, source="x", variable="x", result="x")
     outputs = _outputs(spec, adapted, mixed)
     return View(
@@ -164,7 +166,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
         inputs=[_field(n, i.shape, i.dtype, _input_classes(i)) for n, i in spec.model.inputs.items()],
         targets=[_field(n, t.shape, t.dtype, t.class_count, t.class_names) for n, t in spec.targets.items()],
         data=_data(spec, adapted),
-        model=_model(spec, trunk, outputs, adapted),
+        model=model_view(spec, branches, trunk, outputs, adapted),
         optimizer=optimizer_view(spec),
         precision=PrecisionView(
             policy=None if spec.precision == "float32" else spec.precision,
@@ -267,7 +269,7 @@ def _source(source, part: Part, spec: Spec | None = None) -> SourceView:
         )
     if kind is SourceType.KERAS:
         return SourceView(kind, part, dataset=literal(source.dataset), split=literal(source.split))
-    return SourceView(kind, part)  # synthetic: drawn from SYNTHETIC_*_EXAMPLES
+    return tfds_view(source, part) if kind is SourceType.TFDS else SourceView(kind, part)  # synthetic: drawn
 
 
 def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
@@ -319,19 +321,6 @@ def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
         validation_steps=spec.train.validation_steps,
         imports=frozenset(m for s in sources for m in SOURCE_IMPORTS.get(SourceType(s.type), ())),
         **test_fields(spec, lambda source, part: _source(source, part, spec)),
-    )
-
-
-def _model(spec: Spec, trunk: list[LayerLine], outputs: list[OutputView], adapted: dict[str, int]) -> ModelView:
-    types = {item.type for item in model_layers(spec) if getattr(item, "adapt_batches", None)}
-    return ModelView(
-        builder=spec.model.builder,
-        builder_kwargs=keywords(spec.model.kwargs),
-        only_input=literal(next(iter(spec.model.inputs))) if len(spec.model.inputs) == 1 else None,
-        trunk=trunk,
-        outputs=outputs,
-        adapted=adapted,
-        kept_outside={t: dtype for t, dtype in KEPT_OUTSIDE.items() if t in types},
     )
 
 
@@ -430,9 +419,9 @@ def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:
         "tfrecord": "TFRecord files",
         "synthetic": f"{getattr(source, 'examples', 0)} random examples",
         "keras": f"`keras.datasets.{getattr(source, 'dataset', '')}` ({getattr(source, 'split', '')} split)",
+        "tfds": f"TensorFlow Datasets `{getattr(source, 'name', '')}` ({getattr(source, 'split', '')} split)",
         "csv": "columns of a CSV file",
     }[source.type]
-    model = f"built by `{spec.model.builder}`" if spec.model.builder else f"{len(spec.model.layers)} shared layers"
     heads = ", ".join(f"`{o.name}` ({spec.losses[o.name].type})" for o in outputs)
     held_out = "stratified " if spec.data.stratify else ""
     return [
@@ -440,7 +429,7 @@ def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:
         "",
         f"Data: {described}"
         + (f"; a {held_out}random part held out for validation." if spec.data.validation_split else "."),
-        f"Model: {model}; outputs {heads}.",
+        f"Model: {model_words(spec)}; outputs {heads}.",
         f"Optimizer: {spec.optimizer.type}" + ("; early stopping." if spec.train.early_stopping else "."),
     ]
 

@@ -52,6 +52,7 @@ class SourceType(Enum):
     TFRECORD = "tfrecord"
     KERAS = "keras"
     SYNTHETIC = "synthetic"
+    TFDS = "tfds"
     CSV = "csv"
 
 
@@ -140,13 +141,13 @@ class SourceView:
     type: SourceType
     part: Part
     call: str = ""  # python: the `package.module:function` literal
-    kwargs: Keywords | None = None  # python: the function's keyword arguments
+    kwargs: Keywords | None = None  # python: the function's keyword arguments; tfds: data_dir, x, y
     path: str = ""
     x: str = ""
     y: str = ""
     features: str = ""  # tfrecord: {name: (shape, dtype)}
     compression: str = "None"
-    dataset: str = ""
+    dataset: str = ""  # keras, tfds: the dataset's name
     split: str = ""
     options: list[str] = field(default_factory=list)  # csv: `name=literal` keyword arguments not at their default
 
@@ -261,10 +262,20 @@ class OutputView:
 
 
 @dataclass
+class BranchView:
+    """One input's own layers: from `inputs[name]` into `branches[name]`."""
+
+    input: str  # the input's name (an identifier)
+    lines: list[LayerLine]
+
+
+@dataclass
 class ModelView:
     builder: str | None  # package.module:function
     builder_kwargs: Keywords | None
-    only_input: str | None
+    branches: list[BranchView]  # in the inputs' order
+    start: LayerLine  # assigns the trunk's `x`: the one input or branch, or the merge of several
+    merge_comment: str | None  # what the merge joins, and how (several inputs)
     trunk: list[LayerLine]
     outputs: list[OutputView]
     adapted: dict[str, int]  # adapted layer name -> training batches (trunk first, then heads)
@@ -273,6 +284,11 @@ class ModelView:
     @property
     def several_outputs(self) -> bool:
         return len(self.outputs) > 1
+
+    @property
+    def adapts_strings(self) -> bool:
+        """Whether an adapted layer learns a vocabulary of strings (StringLookup, TextVectorization)."""
+        return "string" in self.kept_outside.values()
 
     @property
     def averaged_outputs(self) -> list[OutputView]:

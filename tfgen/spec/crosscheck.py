@@ -8,16 +8,26 @@ from typing import Any
 
 from tfgen.errors import SpecIssue
 from tfgen.spec import catalog
+from tfgen.spec.branch_rules import BRANCH_CHECKS
 from tfgen.spec.csv_check import csv_issues
 from tfgen.spec.loader import Loc, Located, walk
 from tfgen.spec.models import Spec
 from tfgen.spec.models.model import Residual
 from tfgen.spec.names import FIXED_KEYS, VALIDATION_PREFIX, has_validation, history_keys, metric_key, output_names
 from tfgen.spec.string_rules import STRING_CHECKS
-from tfgen.spec.support import ADAPTABLE, INTEGER_ADAPTED, JIT_STRATEGIES, in_memory_blocker, xla_lookups
+from tfgen.spec.support import (
+    ADAPTABLE,
+    INTEGER_ADAPTED,
+    JIT_STRATEGIES,
+    VOCABULARY_ADAPTED,
+    in_memory_blocker,
+    string_inputs,
+    xla_lookups,
+)
+from tfgen.spec.tfds_checks import check_tfds
 
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
-NOT_ADAPTABLE = {  # Keras layers that adapt, but not here
+NEEDS_STRINGS = {  # adaptable layers that read strings: a model without a string input has none
     "StringLookup": "looks up strings",
     "TextVectorization": "reads strings",
 }
@@ -89,15 +99,11 @@ def _history(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 
 
 def _model(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    if spec.model.builder is None and not spec.model.layers and not any(spec.model.outputs.values()):
+    model = spec.model
+    if model.builder is None and not model.branches and not model.layers and not any(model.outputs.values()):
         yield doc.issue(
             ("model", "outputs"),
             "the model has no layers (the trunk and every head are empty): it has no weights to train",
-        )
-    if spec.model.builder is None and len(spec.model.inputs) > 1:
-        yield doc.issue(
-            ("model", "inputs"),
-            "a model with several inputs needs a `builder`: a layer list has one input to start from",
         )
     train = spec.data.train
     if len(spec.model.inputs) > 1:
@@ -118,7 +124,9 @@ def _layer_items(layers: list, loc: Loc) -> Iterator[tuple[Loc, Any]]:
 
 
 def _model_layer_items(spec: Spec) -> Iterator[tuple[Loc, Any]]:
-    """(location, layer) of the model's layers, trunk then heads (`rules.model_layers` with locations)."""
+    """(location, layer) of the model's layers, branches, trunk then heads (`rules.model_layers` with locations)."""
+    for name, layers in spec.model.branches.items():
+        yield from _layer_items(layers, ("model", "branches", name))
     yield from _layer_items(spec.model.layers, ("model", "layers"))
     for output, layers in spec.model.outputs.items():
         yield from _layer_items(layers, ("model", "outputs", output))
@@ -136,14 +144,15 @@ def _adapt(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                     f"are saved with the model and its checkpoints (`{field}` layers are not)",
                     key=True,
                 )
+    numeric = not string_inputs(spec) and spec.model.builder is None
     for loc, layer in _model_layer_items(spec):
-        if layer.adapt_batches and layer.type in ADAPTABLE:
+        if layer.adapt_batches and layer.type in NEEDS_STRINGS and numeric:
+            why = f"`{layer.type}` {NEEDS_STRINGS[layer.type]}, but the model's inputs are numeric"
+            yield doc.issue((*loc, "adapt"), f"{why}: declare a `dtype: string` input", key=True)
+        elif layer.adapt_batches and layer.type in ADAPTABLE:
             yield from _adapted_layer(spec, doc, loc, layer)
         elif layer.adapt_batches:
-            if layer.type in NOT_ADAPTABLE:
-                why = f"`{layer.type}` {NOT_ADAPTABLE[layer.type]}, but model inputs are numeric (no `string` dtype)"
-            else:
-                why = f"`{layer.type}` has no statistics to adapt"
+            why = f"`{layer.type}` has no statistics to adapt"
             yield doc.issue((*loc, "adapt"), f"{why}; {supported}", key=True)
 
 
@@ -159,19 +168,19 @@ def _adapted_layer(spec: Spec, doc: Located, loc: Loc, layer: Any) -> Iterator[S
     elif layer.type == "Discretization" and layer.args.get("num_bins") is None:
         yield doc.issue((*loc, "adapt"), "an adapted `Discretization` needs `num_bins`", key=True)
     mode = layer.args.get("output_mode", "int")
-    if layer.type == "IntegerLookup" and mode == "tf_idf":
+    if layer.type in VOCABULARY_ADAPTED and mode == "tf_idf":
         yield doc.issue(
             (*loc, "output_mode"),
-            "an adapted `IntegerLookup` cannot use `tf_idf` (its weights are not kept in the checkpoint)",
+            f"an adapted `{layer.type}` cannot use `tf_idf` (its weights are not kept in the checkpoint)",
         )
     elif (
-        layer.type == "IntegerLookup"
+        layer.type in VOCABULARY_ADAPTED
         and mode != "int"
         and not (layer.args.get("pad_to_max_tokens") and layer.args.get("max_tokens"))
     ):
         yield doc.issue(
             (*loc, "output_mode"),
-            f"an adapted `IntegerLookup` with `output_mode: {mode}` needs "
+            f"an adapted `{layer.type}` with `output_mode: {mode}` needs "
             "`max_tokens` and `pad_to_max_tokens: true` (the model is built before the vocabulary is known)",
         )
     not_float32 = layer.args.get("dtype", "float32") != "float32"
@@ -194,7 +203,7 @@ def _sources(spec: Spec):
 def _data(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     inputs, targets = list(spec.model.inputs), list(spec.targets)
     for loc, source in _sources(spec):
-        if source.type == "npz":
+        if source.type in ("npz", "tfds") and source.x is not None:  # tfds: x and y, or neither
             for field, names, what in (("x", inputs, "input"), ("y", targets, "target")):
                 value = getattr(source, field)
                 if isinstance(value, str):
@@ -477,9 +486,11 @@ CHECKS = (
     (_data, {"data", "model", "targets"}),
     (_csv, {"data", "model", "targets"}),
     (_loaders, {"data"}),
+    (check_tfds, {"data", "model", "targets"}),
     (_losses, {"losses", "targets"}),
     (_early_stopping, {"train", "checkpoint", "data", "model", "targets", "metrics"}),
     (_history, {"model", "targets", "metrics", "loss_weighting"}),
+    *BRANCH_CHECKS,
     *STRING_CHECKS,
     *((_finite(section), {section}) for section in ("model", "data", "losses", "metrics", "optimizer")),
 )

@@ -64,6 +64,15 @@ DATA = """
 per element again. `keras` datasets are downloaded by Keras on first use; the tests use
 `--synthetic` instead.
 
+`tfds` datasets need the `tfds` extra (`pip install "tfgen[tfds]"`; without it `validate --deep`,
+`smoke` and the script say so in one line); TFDS downloads a dataset into `data_dir` on first use.
+They are read in TFDS's stored order and shuffled by tfgen (seeded per epoch), so a resumed run is
+exact. They stream, so `validation_split` is refused: hold out with TFDS's slicing
+(`split: "train[:80%]"` for training, `"train[80%:]"` as `data.validation`). Without `x` and `y`,
+the dataset's supervised pair fills the one input and the one target. `--deep` checks the name,
+the split's syntax, each feature's shape and dtype, and a `ClassLabel` feature's class count
+against `classes`, from TFDS's description of the dataset (nothing is downloaded).
+
 **A `csv` file** is read the same way in memory and streamed (TensorFlow's CSV parser: quoted
 fields may hold the delimiter and `""`, not a line break; a row is a line, numbered as the file's
 lines, the header being row 1). Every row is checked before the first step, streamed or not: a
@@ -103,9 +112,38 @@ with its own batch size, padded per bucket; the loss averages over the real exam
 Validation batches are padded with 0 to their longest example unless
 `data.validation.padded_batch` says otherwise. Integer inputs give their `vocabulary`, so that
 synthetic data draws valid ids.
+
+**Preprocessing that changes an example.** `data.train.preprocess` layers take the declared input
+(what the source gives, checked against it) and may change its shape or dtype: a `Resizing`, or a
+`TextVectorization` with a `vocabulary` on a string input. The model's input is what they give
+(`preprocessed()` in the script), and `--deep` checks both sides. `augment` layers must keep the
+shape (they run on training batches only). The exported model takes preprocessed examples: for a
+model that takes raw strings, put `TextVectorization` in `model.layers` (with `adapt: true`).
 """
 
 MODEL = """
+**Strings and class names.** `dtype: string` declares an input of strings (`shape: []`: one per
+example; `vocabulary`: how many words synthetic strings draw from). Strings reach the rest of the
+model through `TextVectorization`, `StringLookup` or `Hashing` (`--deep` says where they reach
+another layer). A model with a string input streams its data through `tf.data` (`in_memory: true`
+is an error) and its step is never XLA-compiled (XLA has no string type; `jit_compile: true` is an
+error). A target is never `string`: a class target lists its names instead, `classes: [circle,
+square, stripes]` (ids are the list order; the dtype defaults to int32), and string labels from a
+source are mapped to those ids (an unknown label stops the run before the first step, naming it
+and its row).
+
+**Several inputs.** A layer-list model takes any number of inputs. `model.branches` gives an
+input its own layers (`{features: [{type: Normalization, adapt: true}]}`, the same items as
+`layers`); an input without a branch is used as it is. `model.merge` joins the inputs, after their
+branches, into the trunk's one input: `concatenate` (the default: on the last axis; equal ranks and
+equal dimensions but the last), `add`, `average` or `multiply` (equal shapes). `build_model()`
+shows each branch, the merge, the trunk and the heads in that order. A string input of several
+needs a branch that turns it into numbers (`StringLookup`, `TextVectorization` or `Hashing`). A
+branch for an input the model does not have, `merge` with one input, and `branches` or `merge`
+with a `builder` are located errors; `--deep` builds the branches and names the one whose output
+the merge cannot join.
+`data.train.preprocess` and `augment` apply to one input, so not to a model of several.
+
 **Adapted layers.** `- {type: Normalization, adapt: true}` standardises with the mean and
 variance of the training data instead of numbers written in the spec (`adapt` is a tfgen key, not
 a Keras argument). `main()` adapts each such layer once, before the first step, in the strategy's
@@ -123,10 +161,12 @@ the most frequent values first) adapt the same way, e.g. `- {type: Discretizatio
 adapt: true}`. Keras 3.15 keeps what they learn outside variables, so the script keeps a copy in
 the checkpoint (`rt.kept_outside`, one variable per such layer); a resumed run puts the boundaries
 or vocabulary back into the layer before the first step instead of adapting, and `model.keras`
-holds them (Discretization's config, IntegerLookup's vocabulary asset). An adapted `IntegerLookup`
-needs `output_mode: int`, or `max_tokens` with `pad_to_max_tokens: true` (the model is built
-before the vocabulary is known; `tf_idf` weights are not kept, so refused). `StringLookup` and
-`TextVectorization` cannot adapt: model inputs are numeric (no `string` dtype). `adapt` on a
+holds them (Discretization's config, the lookups' vocabulary assets). `StringLookup` and
+`TextVectorization` adapt their vocabulary the same way, on a `dtype: string` input (on a model
+without one, `adapt` on them is a located error), and the exported `model.keras` takes raw
+strings. An adapted `IntegerLookup`, `StringLookup` or `TextVectorization` needs `output_mode: int`,
+or `max_tokens` with `pad_to_max_tokens: true` (the model is built before the vocabulary is known;
+`tf_idf` weights are not kept, so refused). `adapt` on a
 layer with no statistics, with the arguments it computes (`mean`, `bin_boundaries`,
 `vocabulary`), or on a `data.train.preprocess`/`augment` layer (not part of the model, so not
 checkpointed) is a located error. `tests/e2e/test_adapt.py` chains `Normalization` → `Discretization`

@@ -9,14 +9,19 @@ from tfgen.spec.models.model import Residual
 
 # Adaptable layers and the arguments that give what `adapt` computes (validation refuses both;
 # `--deep` asks for one or the other). Normalization's statistics are variables; the script keeps
-# Discretization's boundaries and IntegerLookup's vocabulary in checkpointed variables of its own
+# Discretization's boundaries and the lookups' vocabularies in checkpointed variables of its own
 # (a resume puts them back).
 ADAPTABLE = {
     "Normalization": ("mean", "variance"),
     "Discretization": ("bin_boundaries",),
     "IntegerLookup": ("vocabulary",),
+    "StringLookup": ("vocabulary",),
+    "TextVectorization": ("vocabulary",),
 }
-INTEGER_ADAPTED = {"IntegerLookup"}  # adapted layers that compute on integers (no float32 dtype)
+# Adapted layers that compute on integers or strings (no float32 dtype under mixed precision).
+INTEGER_ADAPTED = {"IntegerLookup", "StringLookup", "TextVectorization"}
+# Adapted layers that look up a vocabulary (the same output_mode rules).
+VOCABULARY_ADAPTED = ("IntegerLookup", "StringLookup", "TextVectorization")
 
 # Strategies under which an XLA-compiled step is known to work (on CPU: XLA under MirroredStrategy
 # over logical CPU devices failed).
@@ -33,7 +38,7 @@ def string_inputs(spec: Spec) -> list[str]:
 
 
 def model_layers(spec: Spec) -> list:
-    """The model's layers in order, trunk then heads, residual blocks opened."""
+    """The model's layers in order, branches then trunk then heads, residual blocks opened."""
 
     def walk(items):
         for item in items:
@@ -42,8 +47,9 @@ def model_layers(spec: Spec) -> list:
             else:
                 yield item
 
+    branches = [layer for layers in spec.model.branches.values() for layer in layers]
     heads = [layer for layers in spec.model.outputs.values() for layer in layers]
-    return list(walk(list(spec.model.layers) + heads))
+    return list(walk(branches + list(spec.model.layers) + heads))
 
 
 def layer_types(spec: Spec) -> list[str]:

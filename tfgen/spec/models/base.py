@@ -133,7 +133,8 @@ class Adapt(StrictModel):
 
 class LayerSpec(KerasObject):
     """A Keras layer; `adapt` (a tfgen key, not a Keras argument) fits its statistics
-    (`Normalization`, `Discretization`, `IntegerLookup`) on training batches before the first step."""
+    (`Normalization`, `Discretization` and the vocabulary of `IntegerLookup`, `StringLookup`,
+    `TextVectorization`) on training batches before the first step."""
 
     reserved: ClassVar[tuple[str, ...]] = ("adapt",)
     reserved_schema: ClassVar[dict[str, Any]] = {
@@ -156,8 +157,8 @@ class LayerSpec(KerasObject):
             ],
             "description": "a tfgen key, not a Keras argument: `true` or `{batches: N}` (`true`: "
             f"{ADAPT_BATCHES}): before the first step, compute the layer's statistics (`Normalization`, "
-            "`Discretization`, `IntegerLookup`) on the first N training batches; on a layer of `model.layers` or "
-            "`model.outputs` only",
+            "`Discretization`, the vocabulary of `IntegerLookup`, `StringLookup`, `TextVectorization`) on the first "
+            "N training batches; on a layer of `model.branches`, `model.layers` or `model.outputs` only",
             "default": False,
             "examples": [True],
         }

@@ -119,6 +119,58 @@ class CsvSource(StrictModel):
         return value
 
 
+class TfdsSource(StrictModel):
+    """A TensorFlow Datasets dataset (the `tfds` extra: `pip install "tfgen[tfds]"`), read in its
+    stored order; `x` and `y` name its features, or (both omitted) its supervised `(input, target)` pair."""
+
+    type: Literal["tfds"] = Field(description="a TensorFlow Datasets dataset", examples=["tfds"])
+    name: str = Field(
+        min_length=1,
+        description="the dataset's TFDS name, with an optional `/config` and `:version`",
+        examples=["mnist"],
+    )
+    split: str = Field(
+        "train",
+        min_length=1,
+        description="the split, in TFDS's slicing syntax (`train[:80%]`, `train[80%:]`: hold part of a split "
+        "out as `data.validation`)",
+        examples=["train[:80%]"],
+    )
+    data_dir: str | None = Field(
+        None,
+        min_length=1,
+        description="where TFDS keeps (and downloads) the data; null: TFDS's default (`~/tensorflow_datasets`)",
+        examples=["data/tfds"],
+    )
+    x: str | dict[Identifier, str] | None = Field(
+        None,
+        description="the feature of the only input, or a mapping `{input: feature}`; null (with `y`): the "
+        "dataset's supervised pair",
+        examples=["image"],
+    )
+    y: str | dict[Identifier, str] | None = Field(
+        None,
+        description="the feature of the only target, or a mapping `{target: feature}`; null (with `x`): the "
+        "dataset's supervised pair",
+        examples=["label"],
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _one_word(cls, value: str) -> str:
+        if any(character.isspace() for character in value):
+            raise ValueError(f"`{value}` is not a TFDS name (it has a space): e.g. `mnist` or `glue/sst2:2.0.0`")
+        return value
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> TfdsSource:
+        if (self.x is None) != (self.y is None):
+            raise ValueError(
+                "give both `x` and `y` (feature names), or neither (the dataset's supervised `(input, target)` pair)"
+            )
+        return self
+
+
 class SyntheticSource(StrictModel):
     """Random data of the declared input and target shapes."""
 
@@ -127,7 +179,7 @@ class SyntheticSource(StrictModel):
 
 
 Source = Annotated[
-    PythonSource | NpzSource | TFRecordSource | KerasSource | SyntheticSource | CsvSource,
+    PythonSource | NpzSource | TFRecordSource | KerasSource | SyntheticSource | TfdsSource | CsvSource,
     Field(discriminator="type"),
 ]
 
@@ -229,7 +281,8 @@ class TrainPipeline(StrictModel):
     )
     preprocess: list[LayerSpec] = Field(
         [],
-        description="Keras preprocessing layers applied to training and validation batches (single-input models)",
+        description="Keras preprocessing layers applied to training and validation batches (single-input models); "
+        "they take the declared input and may change its shape or dtype: the model takes what they give",
         examples=[[{"type": "Rescaling", "scale": 0.0625}]],
     )
     augment: list[LayerSpec] = Field(

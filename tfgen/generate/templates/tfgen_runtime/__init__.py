@@ -10,6 +10,7 @@ concern:
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `strings`: string inputs, string labels mapped to their class ids, random strings
 - `tfrecords`: TFRecord files read and parsed once before training
+- `tfds_source`: TensorFlow Datasets (the `tfds` extra), streamed in stored order
 - `csv_files`: CSV files read into memory or streamed, every row checked first
 - `csv_rows`: a CSV file's rows parsed, and checked naming the row and column
 - `held_out`: the rows held out for validation and the test (seeded, disjoint)
@@ -51,6 +52,7 @@ from .run_dir import History, RunDirectory
 from .signals import StopSignals
 from .state import RunState
 from .strings import label_ids
+from .tfds_source import load_tfds
 from .tfrecords import checked_tfrecords
 from .trackers import EarlyStopping, KeepBest, ReduceOnPlateau
 from .trainer import (
@@ -90,6 +92,7 @@ __all__ = [
     "function",
     "held_out",
     "label_ids",
+    "load_tfds",
     "metric_values",
     "mirrored_devices",
     "named_examples",
