@@ -11,6 +11,7 @@ import json
 
 from tfgen.generate.code import KEPT_OUTSIDE, argument, float32_head, keras_call, keywords, layer_lines, literal
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit
+from tfgen.generate.folder_plan import folder_description, folder_source
 from tfgen.generate.identity import data_files, state_sha256
 from tfgen.generate.views import (
     SOURCE_IMPORTS,
@@ -251,6 +252,8 @@ def _outputs(spec: Spec, adapted: dict[str, int], mixed: bool) -> list[OutputVie
 
 def _source(source, part: Part) -> SourceView:
     kind = SourceType(source.type)
+    if kind.folder:
+        return folder_source(source, part)
     if kind is SourceType.PYTHON:
         return SourceView(kind, part, call=literal(source.function), kwargs=keywords(source.kwargs))
     if kind is SourceType.NPZ:
@@ -424,7 +427,7 @@ def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:
         "tfrecord": "TFRecord files",
         "synthetic": f"{getattr(source, 'examples', 0)} random examples",
         "keras": f"`keras.datasets.{getattr(source, 'dataset', '')}` ({getattr(source, 'split', '')} split)",
-    }[source.type]
+    }.get(source.type) or folder_description(source)
     model = f"built by `{spec.model.builder}`" if spec.model.builder else f"{len(spec.model.layers)} shared layers"
     heads = ", ".join(f"`{o.name}` ({spec.losses[o.name].type})" for o in outputs)
     held_out = "stratified " if spec.data.stratify else ""

@@ -52,6 +52,13 @@ class SourceType(Enum):
     TFRECORD = "tfrecord"
     KERAS = "keras"
     SYNTHETIC = "synthetic"
+    IMAGE_FOLDER = "image_folder"
+    TEXT_FOLDER = "text_folder"
+
+    @property
+    def folder(self) -> bool:
+        """A folder source: a file list, decoded as it streams (see tfgen_runtime/files.py)."""
+        return self in (SourceType.IMAGE_FOLDER, SourceType.TEXT_FOLDER)
 
 
 class Part(Enum):
@@ -137,8 +144,8 @@ class SourceView:
     type: SourceType
     part: Part
     call: str = ""  # python: the `package.module:function` literal
-    kwargs: Keywords | None = None  # python: the function's keyword arguments
-    path: str = ""
+    kwargs: Keywords | None = None  # python: the function's keyword arguments; image_folder: its options
+    path: str = ""  # npz: the file; tfrecord: the pattern; image_folder, text_folder: the directory
     x: str = ""
     y: str = ""
     features: str = ""  # tfrecord: {name: (shape, dtype)}
@@ -198,6 +205,11 @@ class DataView:
     @property
     def stream(self) -> bool:
         return self.placement is not Placement.MEMORY
+
+    @property
+    def shuffles_files(self) -> bool:
+        """A folder source's (path, label) pairs are shuffled, then decoded (cached: decoded first)."""
+        return self.train.type.folder and bool(self.shuffle) and self.cache_train is None
 
     @property
     def maps_layers(self) -> bool:

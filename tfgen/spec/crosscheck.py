@@ -8,6 +8,7 @@ from typing import Any
 
 from tfgen.errors import SpecIssue
 from tfgen.spec import catalog
+from tfgen.spec.folder_checks import folder_sources
 from tfgen.spec.loader import Loc, Located, walk
 from tfgen.spec.models import Spec
 from tfgen.spec.models.model import Residual
@@ -463,6 +464,7 @@ CHECKS = (
     (_stratify, {"data", "targets"}),
     (_data, {"data", "model", "targets"}),
     (_loaders, {"data"}),
+    (folder_sources, {"data", "model", "targets"}),
     (_losses, {"losses", "targets"}),
     (_early_stopping, {"train", "checkpoint", "data", "model", "targets", "metrics"}),
     (_history, {"model", "targets", "metrics", "loss_weighting"}),
