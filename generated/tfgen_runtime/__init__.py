@@ -10,6 +10,7 @@ concern:
 - `imports`: the user's functions a spec names
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `tfrecords`: TFRecord files read and parsed once before training
+- `files`: folder sources (one sub-folder per class): listed, split, read as they stream
 - `run_dir`: the run directory (resume, --fresh, run.json) and its history
 - `folders`: the run folder's lock, and what --fresh may remove
 - `checkpoint`: the run's checkpoint, its identity and restore
@@ -38,6 +39,7 @@ from .data import (
 from .devices import existing_device, mirrored_devices
 from .errors import UserError
 from .exports import export
+from .files import decoded, image_folder, listed, text_folder
 from .imports import function
 from .report import epoch_line, metric_values, progress_bar
 from .run_dir import History, RunDirectory
@@ -71,12 +73,15 @@ __all__ = [
     "checked_arrays",
     "checked_tfrecords",
     "checkpoint_paths",
+    "decoded",
     "epoch_line",
     "existing_device",
     "export",
     "first_rows",
     "from_function",
     "function",
+    "image_folder",
+    "listed",
     "metric_values",
     "mirrored_devices",
     "named_examples",
@@ -91,5 +96,6 @@ __all__ = [
     "run",
     "split_arrays",
     "synthetic_arrays",
+    "text_folder",
     "variable_path",
 ]

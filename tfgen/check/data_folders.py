@@ -61,9 +61,7 @@ def _classes(doc: Located, loc: Loc, where: Loc, directory: str, folders: list[s
     """The class folders against the target's `classes`: a count, or the names it lists."""
     if isinstance(classes, int):
         if len(folders) != classes:
-            yield doc.issue(
-                loc, f"`{directory}` has {len(folders)} class folders ({_shown(folders)}), not {classes}"
-            )
+            yield doc.issue(loc, f"`{directory}` has {len(folders)} class folders ({_shown(folders)}), not {classes}")
         return
     listed = list(classes or [])
     for name in folders:

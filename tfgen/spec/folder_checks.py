@@ -37,7 +37,9 @@ def _one_source(spec: Spec, doc: Located, loc: tuple, source) -> Iterator[SpecIs
     kind = "an `image_folder` source" if source.type == "image_folder" else "a `text_folder` source"
     if len(spec.model.inputs) != 1:
         names = ", ".join(spec.model.inputs)
-        yield doc.issue(("model", "inputs"), f"{kind} fills one input; the model has {len(spec.model.inputs)} ({names})")
+        yield doc.issue(
+            ("model", "inputs"), f"{kind} fills one input; the model has {len(spec.model.inputs)} ({names})"
+        )
     if len(spec.targets) != 1:
         names = ", ".join(spec.targets)
         yield doc.issue(("targets",), f"{kind} fills one class target; there are {len(spec.targets)} ({names})")

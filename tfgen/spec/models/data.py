@@ -78,6 +78,8 @@ class KerasSource(StrictModel):
 
 
 IMAGE_EXTENSIONS = ["png", "jpg", "jpeg", "bmp", "gif"]
+
+
 def _extension(value: str) -> str:
     if not value.isascii() or not value.isalnum():
         raise ValueError(f"an extension is letters and digits without the dot (`png`), found `{value}`")
@@ -144,13 +146,7 @@ class SyntheticSource(StrictModel):
 
 
 Source = Annotated[
-    PythonSource
-    | NpzSource
-    | TFRecordSource
-    | KerasSource
-    | SyntheticSource
-    | ImageFolderSource
-    | TextFolderSource,
+    PythonSource | NpzSource | TFRecordSource | KerasSource | SyntheticSource | ImageFolderSource | TextFolderSource,
     Field(discriminator="type"),
 ]
 

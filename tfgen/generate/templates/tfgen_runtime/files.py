@@ -42,7 +42,8 @@ class FileExamples:
 
     def rows(self, rows):
         """The examples at `rows` (indices, or a slice)."""
-        paths, labels = self.paths[rows], self.labels[rows]
+        paths = self.paths[rows]
+        labels = self.labels[rows]
         return FileExamples(paths, labels, self.names, self.reading)
 
     def pairs(self):
@@ -104,7 +105,8 @@ def image_folder(
         image.set_shape(shape)
         return pixels(image, field.dtype)
 
-    reading = Reading(*names_of(inputs, targets), shape, field.dtype, read, IMAGE_FAILED)
+    one_input, target = names_of(inputs, targets)
+    reading = Reading(one_input, target, shape, field.dtype, read, IMAGE_FAILED)
     return listed_folder(directory, extensions, targets, reading)
 
 
@@ -117,7 +119,8 @@ def text_folder(directory, inputs, targets):
         tf.debugging.Assert(tf.equal(kept, text), ["not UTF-8"])  # dropped: named after
         return text
 
-    reading = Reading(*names_of(inputs, targets), (), tf.string, read, TEXT_FAILED)
+    one_input, target = names_of(inputs, targets)
+    reading = Reading(one_input, target, (), tf.string, read, TEXT_FAILED)
     return listed_folder(directory, ("txt",), targets, reading)
 
 
@@ -128,7 +131,8 @@ def names_of(inputs, targets):
 
 def centre_crop(image, size):
     """The centre of `image` with the aspect ratio of `size` (as Keras's smart_resize)."""
-    height, width = tf.shape(image)[0], tf.shape(image)[1]
+    height = tf.shape(image)[0]
+    width = tf.shape(image)[1]
     crop_height = tf.cast(tf.cast(width * size[0], "float32") / size[1], "int32")
     crop_width = tf.cast(tf.cast(height * size[1], "float32") / size[0], "int32")
     crop_height = tf.minimum(height, crop_height)
@@ -151,7 +155,8 @@ def listed_folder(directory, extensions, targets, reading):
     found = class_files(directory, extensions)
     field = targets[reading.target]
     names = class_names_of(found, field, directory)
-    paths, labels = [], []
+    paths = []
+    labels = []
     for name, files in found.items():
         paths += files
         labels += [names.index(name)] * len(files)
@@ -172,7 +177,8 @@ def class_files(directory, extensions):
     folders = [n for n in names if is_class_folder(directory, n)]
     if len(folders) < 2:
         found = f"{len(folders)} class folder(s) ({shown(folders)})"
-        raise UserError(f"{directory}: {found}; it needs one sub-folder per class, two or more")
+        needs = "it needs one sub-folder per class, two or more"
+        raise UserError(f"{directory}: {found}; {needs}")
     files = {}
     for name in folders:
         files[name] = files_under(os.path.join(directory, name), extensions)
@@ -214,7 +220,8 @@ def class_names_of(found, field, directory):
         return tuple(listed)
     if len(folders) != field.classes:
         found = f"{len(folders)} class folders ({shown(folders)})"
-        raise UserError(f"{directory}: {found}; the target has classes: {field.classes}")
+        declared = f"the target has classes: {field.classes}"
+        raise UserError(f"{directory}: {found}; {declared}")
     return tuple(folders)
 
 
