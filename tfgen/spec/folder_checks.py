@@ -43,7 +43,7 @@ def _one_source(spec: Spec, doc: Located, loc: tuple, source) -> Iterator[SpecIs
     if len(spec.targets) != 1:
         names = ", ".join(spec.targets)
         yield doc.issue(("targets",), f"{kind} fills one class target; there are {len(spec.targets)} ({names})")
-    for name, target in spec.targets.items():
+    for name, target in spec.targets.items() if len(spec.targets) == 1 else ():
         if target.shape or not target.classes:
             yield doc.issue(
                 ("targets", name),
@@ -68,7 +68,7 @@ def _image_input(doc: Located, loc: tuple, source, name: str, item) -> Iterator[
     if item.dtype not in IMAGE_DTYPES:
         yield doc.issue(
             ("model", "inputs", name, "dtype"),
-            f"an `image_folder` source gives uint8 pixels (0-255), cast to uint8 or a float dtype; not {item.dtype}",
+            f"an `image_folder` source gives pixels 0-255 (not rescaled) as uint8 or a float dtype, not {item.dtype}",
         )
 
 

@@ -1,0 +1,73 @@
+"""Folders of class sub-folders, written for tests: real PNG and JPEG files (tf.io.encode_png,
+encode_jpeg) and UTF-8 text files, and a spec that reads them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import base_spec
+
+SHAPES = ("circle", "square", "stripes")
+
+
+def write_images(root: Path, classes=SHAPES, per_class: int = 12, size=(12, 10), jpegs: int = 1) -> list[Path]:
+    """`per_class` images in `root/<class>/` (the first `jpegs` of each as JPEG, the others PNG):
+    class `c` is bright in channel `c`, with noise; returns the files in the order written."""
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(7)
+    written = []
+    for index, name in enumerate(classes):
+        folder = root / name
+        folder.mkdir(parents=True, exist_ok=True)
+        for number in range(per_class):
+            pixels = rng.integers(0, 60, size=(*size, 3)).astype("uint8")
+            pixels[..., index % 3] += 180
+            image = tf.constant(pixels)
+            if number < jpegs:
+                path = folder / f"{number:03d}.jpg"
+                path.write_bytes(tf.io.encode_jpeg(image, quality=95).numpy())
+            else:
+                path = folder / f"{number:03d}.png"
+                path.write_bytes(tf.io.encode_png(image).numpy())
+            written.append(path)
+    return written
+
+
+def write_texts(root: Path, texts: dict[str, list[str]]) -> None:
+    """`root/<class>/<n>.txt` holding each class's texts."""
+    for name, items in texts.items():
+        folder = root / name
+        folder.mkdir(parents=True, exist_ok=True)
+        for number, text in enumerate(items):
+            (folder / f"{number:03d}.txt").write_text(text, encoding="utf-8")
+
+
+def image_spec(directory: Path, size=(8, 8), **data) -> dict:
+    """A small CNN on `directory`'s images (3 classes), a stratified quarter held out."""
+    source = {"type": "image_folder", "directory": str(directory), "image_size": list(size)}
+    spec = base_spec(
+        data={
+            "train": {"source": source, "batch_size": 8, "shuffle": 64},
+            "validation_split": 0.25,
+            "stratify": True,
+            **data,
+        },
+        model={
+            "inputs": {"image": {"shape": [*size, 3], "dtype": "uint8"}},
+            "layers": [
+                {"type": "Rescaling", "scale": 1 / 255},
+                {"type": "Conv2D", "filters": 4, "kernel_size": 3, "activation": "relu"},
+                {"type": "GlobalAveragePooling2D"},
+            ],
+            "outputs": {"shape": [{"type": "Dense", "units": 3}]},
+        },
+        targets={"shape": {"shape": [], "dtype": "int32", "classes": 3}},
+        losses={"shape": {"type": "SparseCategoricalCrossentropy", "from_logits": True}},
+        metrics={"shape": ["SparseCategoricalAccuracy"]},
+        optimizer={"type": "Adam", "learning_rate": 0.05},
+    )
+    spec["name"] = "shapes"
+    spec["deterministic"] = True
+    return spec
