@@ -58,7 +58,7 @@ def image_spec(directory: Path, size=(8, 8), **data) -> dict:
             "inputs": {"image": {"shape": [*size, 3], "dtype": "uint8"}},
             "layers": [
                 {"type": "Rescaling", "scale": 1 / 255},
-                {"type": "Conv2D", "filters": 4, "kernel_size": 3, "activation": "relu"},
+                {"type": "Conv2D", "filters": 8, "kernel_size": 3, "activation": "relu"},
                 {"type": "GlobalAveragePooling2D"},
             ],
             "outputs": {"shape": [{"type": "Dense", "units": 3}]},
@@ -66,7 +66,7 @@ def image_spec(directory: Path, size=(8, 8), **data) -> dict:
         targets={"shape": {"shape": [], "dtype": "int32", "classes": 3}},
         losses={"shape": {"type": "SparseCategoricalCrossentropy", "from_logits": True}},
         metrics={"shape": ["SparseCategoricalAccuracy"]},
-        optimizer={"type": "Adam", "learning_rate": 0.05},
+        optimizer={"type": "Adam", "learning_rate": 0.02},
     )
     spec["name"] = "shapes"
     spec["deterministic"] = True
