@@ -52,7 +52,7 @@ def in_memory_blocker(spec: Spec) -> str | None:
     """Why the in-memory fast path cannot be used for this spec, or None."""
     train = spec.data.train
     if train.source.type not in IN_MEMORY_SOURCES:
-        return f"a `{train.source.type}` source streams from files"
+        return f"the `{train.source.type}` source streams from files"
     if not train.drop_remainder:
         return "it needs `drop_remainder: true` (every step slices a full global batch)"
     if train.cache is not False:
