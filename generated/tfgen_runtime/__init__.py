@@ -9,6 +9,7 @@ concern:
 - `errors`: `UserError`
 - `imports`: the user's functions a spec names
 - `data`: the declared fields, sources checked against them, synthetic data, splits
+- `strings`: string inputs, string labels mapped to their class ids, random strings
 - `tfrecords`: TFRecord files read and parsed once before training
 - `files`: folder sources (one sub-folder per class): listed, split, read as they stream
 - `run_dir`: the run directory (resume, --fresh, run.json) and its history
@@ -45,6 +46,7 @@ from .report import epoch_line, metric_values, progress_bar
 from .run_dir import History, RunDirectory
 from .signals import StopSignals
 from .state import RunState
+from .strings import label_ids
 from .tfrecords import checked_tfrecords
 from .trackers import EarlyStopping, KeepBest, ReduceOnPlateau
 from .trainer import (
@@ -81,6 +83,7 @@ __all__ = [
     "from_function",
     "function",
     "image_folder",
+    "label_ids",
     "listed",
     "metric_values",
     "mirrored_devices",

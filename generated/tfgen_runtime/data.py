@@ -11,19 +11,30 @@ import tensorflow as tf
 from .errors import UserError
 from .files import FileExamples
 from .imports import function
+from .strings import (
+    FILLS,
+    WORDS,
+    checked_strings,
+    graph_label_ids,
+    is_text,
+    label_ids,
+    label_tables,
+    random_strings,
+)
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 WHAT = ("input", "target")
 
-# One model input or target per example: its shape, dtype and (labels) class count.
-Field = namedtuple("Field", "shape dtype classes", defaults=[None])
+# One model input or target per example: its shape, dtype, (labels) class count and
+# (listed class names) the names in id order.
+Field = namedtuple("Field", "shape dtype classes names", defaults=[None, None])
 
 
 def checked_arrays(arrays, fields, what):
     """Name, shape-check and cast a source's arrays to the declared inputs or targets.
 
-    A cast that would change a value (3.7 to an integer, 300 to uint8, NaN to an integer)
-    and labels outside [0, classes) are errors that name the array and a row.
+    A cast that would change a value (3.7 to an integer, 300 to uint8, NaN to an integer),
+    labels outside [0, classes) and unknown class names are errors that name the array and a row.
     """
     if not isinstance(arrays, dict):
         if len(fields) > 1:
@@ -40,8 +51,17 @@ def checked_arrays(arrays, fields, what):
         if not shape_fits(field.shape, shape):
             message = f"{what}s.{name} has examples of shape {shape}"
             raise UserError(f"{message}, the spec declares {field.shape}")
-        checked[name] = lossless_cast(array, field, f"{what}s.{name}")
+        checked[name] = field_values(array, field, f"{what}s.{name}")
     return checked
+
+
+def field_values(array, field, name):
+    """`array` as the field's values: strings kept, string labels mapped to ids, numbers cast."""
+    if field.dtype == "string":
+        return checked_strings(array, name)
+    if is_text(array):
+        return label_ids(array, field, name)
+    return lossless_cast(array, field, name)
 
 
 def shape_fits(declared, shape):
@@ -106,6 +126,7 @@ def named_dataset(data, inputs, targets):
     require_pair(data.element_spec, gives="gives elements of", one="tensor")
     x_named = isinstance(data.element_spec[0], dict)
     y_named = isinstance(data.element_spec[1], dict)
+    tables = label_tables(targets)
 
     def name(x, y):
         if not x_named:
@@ -113,6 +134,7 @@ def named_dataset(data, inputs, targets):
         if not y_named:
             y = {next(iter(targets)): y}
         check_finite_features(x)
+        y = graph_label_ids(y, targets, tables)
         check_labels(y, targets)
         return x, y
 
@@ -156,6 +178,9 @@ def element_shape(spec, field, name, reference):
         missing = name.replace("s.", " `", 1)
         raise UserError(f"{reference}: its dataset has no {missing}`")
     shape = tuple(spec.shape)
+    if (spec.dtype == tf.string) != (field.dtype == "string"):
+        found = f"{name} has {spec.dtype.name} elements"
+        raise UserError(f"{found}, the spec declares {field.dtype}: {FILLS}")
     if shape_fits(field.shape, shape):
         return
     message = f"{name} has elements of shape {shape}, the spec declares {field.shape}"
@@ -218,6 +243,8 @@ def random_array(rng, n, field):
     shape = (n, *(8 if d is None else d for d in field.shape))  # 8: a variable length
     classes = field.classes
     dtype = field.dtype
+    if dtype == "string":
+        return random_strings(rng, shape, classes or WORDS)
     if classes and classes > 1 and shape[-1] == classes and dtype in FLOATS:
         labels = rng.integers(0, classes, size=shape[:-1])
         return np.eye(classes, dtype=dtype)[labels]

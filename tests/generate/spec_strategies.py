@@ -91,7 +91,14 @@ def target(draw, width: int, *, free: bool) -> dict:
     else:
         kind = draw(st.sampled_from(["class", "regression"]))
     classes = draw(st.integers(2, 5)) if free else width
-    if kind == "class":
+    if kind == "class" and draw(st.booleans()):  # named classes: the dtype defaults to int32
+        spec = {"shape": [], "classes": [f"class_{i}" for i in range(classes)]}
+        if draw(st.booleans()):
+            spec["dtype"] = "int64"
+        loss = {"type": "SparseCategoricalCrossentropy", "from_logits": True}
+        metrics = ["SparseCategoricalAccuracy"]
+        final = [{"type": "Dense", "units": classes}]
+    elif kind == "class":
         spec = {"shape": [], "dtype": draw(st.sampled_from(["int32", "int64"])), "classes": classes}
         loss = {"type": "SparseCategoricalCrossentropy", "from_logits": True}
         metrics = ["SparseCategoricalAccuracy"]
@@ -141,7 +148,7 @@ def layer_model(draw) -> dict:
     """A single-input layer model: a trunk family (vectors, images or token sequences), the trunk,
     and one to three heads. Returns model, targets, losses, metrics and `sequence` (needs padding)."""
     width = draw(st.integers(3, 6))
-    family = draw(st.sampled_from(["vector", "vector", "image", "sequence"]))
+    family = draw(st.sampled_from(["vector", "vector", "image", "sequence", "text"]))
     name = draw(st.sampled_from(INPUT_NAMES))
     adapt = draw(st.integers(0, 3)) == 0
     if family == "vector":
@@ -154,6 +161,18 @@ def layer_model(draw) -> dict:
             conv = {"type": "Conv2D", "filters": width, "kernel_size": 1, "padding": "same"}
             opening.append({"residual": [conv, {"type": "BatchNormalization"}]})
         opening.append({"type": draw(st.sampled_from(["GlobalAveragePooling2D", "GlobalMaxPooling2D"]))})
+    elif family == "text":  # strings, hashed to ids (adapted lookups are not drawn)
+        bins = draw(st.integers(4, 12))
+        shape = draw(st.sampled_from([[], [3]]))
+        inputs = {name: {"shape": shape, "dtype": "string"}}
+        if draw(st.booleans()):
+            inputs[name]["vocabulary"] = draw(st.integers(2, 30))
+        opening = [
+            {"type": "Hashing", "num_bins": bins},
+            {"type": "Embedding", "input_dim": bins, "output_dim": width},
+        ]
+        if shape:
+            opening.append({"type": "GlobalAveragePooling1D"})
     else:
         vocabulary = draw(st.integers(4, 12))
         inputs = {name: {"shape": [None], "dtype": "int32", "vocabulary": vocabulary}}
@@ -199,7 +218,9 @@ def builder_model(draw) -> dict:
         if drawn["metrics"]:
             metrics[output] = drawn["metrics"]
     shapes = {name: item["shape"] for name, item in inputs.items()}
-    heads = {name: [t["classes"]] if t.get("classes") and not t["shape"] else t["shape"] for name, t in targets.items()}
+    heads = {
+        name: [class_count(t)] if t.get("classes") and not t["shape"] else t["shape"] for name, t in targets.items()
+    }
     kwargs = {"inputs": shapes, "outputs": heads}
     if draw(st.booleans()):
         kwargs["width"] = draw(st.integers(4, 8))
@@ -207,10 +228,18 @@ def builder_model(draw) -> dict:
     return {"model": model, "targets": targets, "losses": losses, "metrics": metrics, "family": "builder"}
 
 
+def class_count(target: dict) -> int:
+    """A drawn class target's number of classes (given, or the length of its names)."""
+    classes = target["classes"]
+    return len(classes) if isinstance(classes, list) else classes
+
+
 # --- data ---------------------------------------------------------------------------------------
 
 
 def feature_dtype(dtype: str) -> str:
+    if dtype == "string":
+        return "string"
     return "int64" if dtype.startswith(("int", "uint")) or dtype == "bool" else "float32"
 
 
@@ -286,7 +315,8 @@ def data(draw, drawn: dict, batch_size: int) -> dict:
             train["augment"] = [flip if drawn["family"] == "image" and draw(st.booleans()) else noise]
     in_memory = draw(st.sampled_from(["auto", "auto", True, False]))
     blocked = (
-        train["source"]["type"] == "tfrecord"
+        drawn["family"] == "text"  # strings stream through tf.data
+        or train["source"]["type"] == "tfrecord"
         or not train.get("drop_remainder", True)
         or train.get("cache", False) is not False
         or "padded_batch" in train
@@ -510,7 +540,7 @@ def specs(draw) -> dict:
     validated = "validation" in spec["data"] or "validation_split" in spec["data"]
     keys = history_keys(drawn, validated, weighting)
     checks = draw(st.integers(0, 5)) == 0
-    lookups = False  # the drawn models have no hash-table lookup layers
+    lookups = drawn["family"] == "text"  # a step that takes strings is never XLA-compiled
     spec["train"] = draw(
         train(
             keys,

@@ -46,7 +46,7 @@ from tfgen.spec.loader import Loc, Located
 from tfgen.spec.models import KerasObject, Spec
 from tfgen.spec.models.model import Residual
 from tfgen.spec.names import output_names
-from tfgen.spec.support import ADAPTABLE
+from tfgen.spec.support import ADAPTABLE, STRING_LAYERS
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _EXAMPLE_LENGTH = 3  # a variable-length axis in the tiny batch losses and metrics are tried on
@@ -171,6 +171,13 @@ class _Deep:
                     x = self.apply(self.keras.layers.Add(), [shortcut, x], (*loc, i), "residual: Add")
                 continue
             layer = self.layer(item, (*loc, i))
+            if x is not None and _holds_strings(x) and item.type not in STRING_LAYERS:
+                self.fail(
+                    (*loc, i),
+                    f"{item.type}: its input holds strings, which it cannot compute on: a string input reaches "
+                    "other layers through `TextVectorization`, `StringLookup` or `Hashing`",
+                )
+                x = None
             x = None if layer is None or x is None else self.apply(layer, x, (*loc, i), item.type)
         return x
 
@@ -314,9 +321,11 @@ class _Deep:
             self.fail(where, f"output `{name}` is {out.dtype}: a loss needs floating-point predictions")
             return
         output_shape, target_shape = tuple(out.shape[1:]), tuple(target.shape)
-        shape_ok = self.shapes(loss_spec.type, output_shape, target_shape, target.classes, loss_loc, name)
+        shape_ok = self.shapes(loss_spec.type, output_shape, target_shape, target.class_count, loss_loc, name)
         for i, metric, _ in metrics if shape_ok else ():  # a wrong head is reported once, at its loss
-            shape_ok &= self.shapes(metric.type, output_shape, target_shape, target.classes, ("metrics", name, i), name)
+            shape_ok &= self.shapes(
+                metric.type, output_shape, target_shape, target.class_count, ("metrics", name, i), name
+            )
         self.activation(name, out, loss_spec, output_shape, metrics)
         if shape_ok and loss is not None and loss_spec.type not in UNCHECKED_SHAPES:
             self.try_on_batch(name, out, loss, loss_spec.type, loss_loc, metrics)
@@ -462,3 +471,8 @@ class _Deep:
                 optimizer.build(model.trainable_variables)  # the script builds the slots before step 1
             except Exception as error:
                 self.fail(("optimizer",), f"{spec.optimizer.type}: {first_line(error)}")
+
+
+def _holds_strings(x: Any) -> bool:
+    """Whether a symbolic Keras tensor holds strings."""
+    return str(getattr(x, "dtype", "")) == "string"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from enum import Enum
 
 from tfgen.spec.models import Spec
-from tfgen.spec.support import JIT_STRATEGIES, in_memory_blocker, layer_types, xla_lookups
+from tfgen.spec.support import JIT_STRATEGIES, in_memory_blocker, layer_types, string_inputs, xla_lookups
 
 
 class Jit(Enum):
@@ -45,6 +45,8 @@ def resolve_jit(spec: Spec) -> Jit:
         return Jit.OFF
     if xla_lookups(spec):
         return Jit.OFF
+    if string_inputs(spec):
+        return Jit.OFF  # XLA has no string type: a step that takes strings cannot be compiled
     train = spec.data.train
     if train.bucket_by_sequence_length or (train.padded_batch and not train.padded_batch.padded_shapes):
         return Jit.OFF  # batch shapes vary: XLA would compile the step again for each one

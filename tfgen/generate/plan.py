@@ -161,7 +161,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
         spec_dir=literal(spec_dir) if user_functions(spec) else None,
         epochs=spec.train.epochs,
         inputs=[_field(n, i.shape, i.dtype, _input_classes(i)) for n, i in spec.model.inputs.items()],
-        targets=[_field(n, t.shape, t.dtype, t.classes) for n, t in spec.targets.items()],
+        targets=[_field(n, t.shape, t.dtype, t.class_count, t.class_names) for n, t in spec.targets.items()],
         data=_data(spec, adapted),
         model=_model(spec, trunk, outputs, adapted),
         optimizer=optimizer_view(spec),
@@ -219,14 +219,16 @@ def _every_epochs(spec: Spec) -> int | None:
 
 
 def _input_classes(item) -> int | None:
-    """Synthetic integer inputs draw from [0, vocabulary) (or {0, 1} with no vocabulary)."""
+    """Synthetic integer inputs draw from [0, vocabulary) (or {0, 1} with no vocabulary), string
+    inputs their words from `vocabulary` words (or the support module's default)."""
     if item.vocabulary:
         return item.vocabulary
-    return None if item.dtype in ("uint8", "bool", *FLOAT_DTYPES) else 2
+    return None if item.dtype in ("uint8", "bool", "string", *FLOAT_DTYPES) else 2
 
 
-def _field(name: str, shape: list, dtype: str, classes: int | None) -> FieldView:
-    return FieldView(name=name, shape=literal(tuple(shape)), dtype=dtype, classes=classes)
+def _field(name: str, shape: list, dtype: str, classes: int | None, names: tuple | None = None) -> FieldView:
+    listed = None if names is None else literal(names)
+    return FieldView(name=name, shape=literal(tuple(shape)), dtype=dtype, classes=classes, names=listed)
 
 
 def _outputs(spec: Spec, adapted: dict[str, int], mixed: bool) -> list[OutputView]:

@@ -126,6 +126,7 @@ class FieldView:
     shape: str  # a tuple literal
     dtype: str
     classes: int | None
+    names: str | None = None  # a tuple literal of the class names, in id order
 
 
 @dataclass

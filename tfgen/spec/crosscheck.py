@@ -13,6 +13,7 @@ from tfgen.spec.loader import Loc, Located, walk
 from tfgen.spec.models import Spec
 from tfgen.spec.models.model import Residual
 from tfgen.spec.names import FIXED_KEYS, VALIDATION_PREFIX, has_validation, history_keys, metric_key, output_names
+from tfgen.spec.string_rules import STRING_CHECKS
 from tfgen.spec.support import ADAPTABLE, INTEGER_ADAPTED, JIT_STRATEGIES, in_memory_blocker, xla_lookups
 
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
@@ -268,7 +269,7 @@ def _stratify(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     if not spec.data.stratify:
         return
     targets = list(spec.targets.values())
-    if len(targets) != 1 or targets[0].shape or not targets[0].classes:
+    if len(targets) != 1 or targets[0].shape or not targets[0].class_count:
         yield doc.issue(
             ("data", "stratify"), "`stratify` needs one target of shape [] with `classes` (its labels are the strata)"
         )
@@ -285,12 +286,12 @@ def _losses(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
             )
         if (
             loss.type == "CategoricalCrossentropy"
-            and target.classes
-            and (not target.shape or target.shape[-1] != target.classes)
+            and target.class_count
+            and (not target.shape or target.shape[-1] != target.class_count)
         ):
             yield doc.issue(
                 ("targets", output, "shape"),
-                f"`CategoricalCrossentropy` needs one-hot targets of shape [..., {target.classes}]",
+                f"`CategoricalCrossentropy` needs one-hot targets of shape [..., {target.class_count}]",
             )
 
 
@@ -455,7 +456,7 @@ def _finite(section: str):
 # that do not read it still run, so a spec's errors are reported together.
 CHECKS = (
     (_training_control, {"train", "strategy", "optimizer", "debug", "data", "model", "targets", "metrics"}),
-    (_performance, {"train", "strategy", "data"}),
+    (_performance, {"train", "strategy", "data", "model"}),
     (_lookups_under_xla, {"train", "model"}),
     (_precision, {"precision", "model"}),
     (_outputs, {"model", "targets", "losses", "metrics"}),
@@ -468,5 +469,6 @@ CHECKS = (
     (_losses, {"losses", "targets"}),
     (_early_stopping, {"train", "checkpoint", "data", "model", "targets", "metrics"}),
     (_history, {"model", "targets", "metrics", "loss_weighting"}),
+    *STRING_CHECKS,
     *((_finite(section), {section}) for section in ("model", "data", "losses", "metrics", "optimizer")),
 )

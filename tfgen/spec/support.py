@@ -23,6 +23,13 @@ INTEGER_ADAPTED = {"IntegerLookup"}  # adapted layers that compute on integers (
 JIT_STRATEGIES = ("default", "one_device")
 # Layers that look values up in a hash table, which XLA cannot compile ("tf2xla conversion failed").
 NO_XLA_LAYERS = ("IntegerLookup", "StringLookup", "TextVectorization")
+# Layers that take strings (a string input reaches any other layer only through one of them).
+STRING_LAYERS = ("StringLookup", "TextVectorization", "Hashing", "HashedCrossing", "Identity", "Reshape")
+
+
+def string_inputs(spec: Spec) -> list[str]:
+    """The model inputs that hold strings, in spec order."""
+    return [name for name, item in spec.model.inputs.items() if item.dtype == "string"]
 
 
 def model_layers(spec: Spec) -> list:
@@ -51,6 +58,9 @@ def xla_lookups(spec: Spec) -> list[str]:
 def in_memory_blocker(spec: Spec) -> str | None:
     """Why the in-memory fast path cannot be used for this spec, or None."""
     train = spec.data.train
+    strings = string_inputs(spec)
+    if strings:
+        return f"the input `{strings[0]}` holds strings, which XLA cannot slice (they stream through tf.data)"
     if train.source.type not in IN_MEMORY_SOURCES:
         return f"the `{train.source.type}` source streams from files"
     if not train.drop_remainder:

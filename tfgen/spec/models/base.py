@@ -63,6 +63,9 @@ def _dotted_ref(value: str) -> str:
 Identifier = Annotated[str, AfterValidator(_identifier)]
 DottedRef = Annotated[str, AfterValidator(_dotted_ref)]
 DType = Literal["float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]
+InputDType = Literal[
+    "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool", "string"
+]  # a model input may hold strings (one per element: `[]` is one string per example)
 Shape = list[Annotated[int, AfterValidator(lambda v: _positive_dim(v))] | None]  # None: variable length
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Discriminator, Field, PositiveInt, Tag, model_validator
+from pydantic import AfterValidator, Discriminator, Field, PositiveInt, Tag, field_validator, model_validator
 
-from tfgen.spec.models.base import DottedRef, DType, Identifier, LayerSpec, Shape, StrictModel
+from tfgen.spec.models.base import DottedRef, DType, Identifier, InputDType, LayerSpec, Shape, StrictModel
 
 
 class Residual(StrictModel):
@@ -39,10 +39,15 @@ class InputSpec(StrictModel):
         description="the shape of one example (no batch axis); `null` marks a variable-length dimension",
         examples=[[28, 28, 1]],
     )
-    dtype: DType = Field("float32", description="the input's dtype", examples=["int32"])
+    dtype: InputDType = Field(
+        "float32",
+        description="the input's dtype; `string`: text or category names (shape `[]`: one string per example)",
+        examples=["int32", "string"],
+    )
     vocabulary: PositiveInt | None = Field(
         None,
-        description="integer inputs: ids are below this (synthetic data draws from it); null: 2",
+        description="integer inputs: ids are below this (synthetic data draws from it); null: 2. String inputs: "
+        "synthetic strings draw their words from this many; null: 16",
         examples=[10000],
     )
 
@@ -85,8 +90,37 @@ class Model(StrictModel):
         return self
 
 
+def _class_names(names: list[str]) -> list[str]:
+    if len(names) < 2:
+        raise ValueError(f"list at least 2 class names, found {len(names)}")
+    if "" in names:
+        raise ValueError(f"class {names.index('')} has an empty name")
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"class `{name}` is listed twice (ids are the list order: each name once)")
+        seen.add(name)
+    return names
+
+
+ClassNames = Annotated[list[str], AfterValidator(_class_names)]
+# A class count or the class names: a list is checked as names only (one error, not one per kind).
+Classes = Annotated[
+    Annotated[PositiveInt, Tag("count")] | Annotated[ClassNames, Tag("names")],
+    Discriminator(lambda value: "names" if isinstance(value, list) else "count"),
+]
+
+
 class TargetSpec(StrictModel):
     """What one output is trained to predict."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _named_classes_are_ids(cls, value: Any) -> Any:
+        """Named classes are trained on their ids: the dtype defaults to int32 for them."""
+        if isinstance(value, dict) and isinstance(value.get("classes"), list) and "dtype" not in value:
+            return {**value, "dtype": "int32"}
+        return value
 
     shape: Shape = Field(
         [],
@@ -94,10 +128,40 @@ class TargetSpec(StrictModel):
         "dimension",
         examples=[[4]],
     )
-    dtype: DType = Field("float32", description="the target's dtype", examples=["int32"])
-    classes: PositiveInt | None = Field(
-        None,
-        description="number of classes of a class target: labels outside `[0, classes)` stop the run before the "
-        "first step, and synthetic labels are drawn below it",
-        examples=[10],
+    dtype: DType = Field(
+        "float32",
+        description="the target's dtype (never `string`: string labels need `classes: [names]`); with named "
+        "`classes`: int32",
+        examples=["int32"],
     )
+    classes: Classes | None = Field(
+        None,
+        description="a class target's number of classes, or its class names (ids are the list order; string "
+        "labels are mapped to them): labels outside `[0, classes)` stop the run before the first step, and "
+        "synthetic labels are drawn below it",
+        examples=[10, ["circle", "square", "stripes"]],
+    )
+
+    @field_validator("dtype", mode="before")
+    @classmethod
+    def _no_string_target(cls, value: Any) -> Any:
+        if value == "string":
+            raise ValueError(
+                "a target cannot be `string`: string labels need a class target that lists its names, "
+                "`classes: [name, ...]` (they are mapped to the ids 0, 1, ...)"
+            )
+        return value
+
+    @property
+    def class_count(self) -> int | None:
+        """How many classes the target has (None: not a class target)."""
+        if isinstance(self.classes, list):
+            return len(self.classes)
+        return self.classes
+
+    @property
+    def class_names(self) -> tuple[str, ...] | None:
+        """The listed class names in id order (None: not listed)."""
+        if isinstance(self.classes, list):
+            return tuple(self.classes)
+        return None
