@@ -8,6 +8,7 @@ from collections import namedtuple
 import numpy as np
 import tensorflow as tf
 
+from .data import as_dataset, first_rows, split_arrays
 from .errors import UserError
 
 CHANNELS = {"grayscale": 1, "rgb": 3, "rgba": 4}
@@ -255,9 +256,7 @@ def listed(data):
     (arrays, or --synthetic's) as a dataset."""
     if isinstance(data, FileExamples):
         return data.pairs()
-    if isinstance(data, tf.data.Dataset):
-        return data
-    return tf.data.Dataset.from_tensor_slices(data)
+    return as_dataset(data)
 
 
 def decoded(dataset, data):
@@ -265,3 +264,20 @@ def decoded(dataset, data):
     if isinstance(data, FileExamples):
         return data.decoded(dataset)
     return dataset
+
+
+def split_files(data, fraction, seed, stratify=False):
+    """`split_arrays` of a folder source's file list: the rows it holds out of arrays of
+    these labels (other data: `split_arrays`)."""
+    if not isinstance(data, FileExamples):
+        return split_arrays(data, fraction, seed, stratify=stratify)
+    rows = ({"rows": np.arange(len(data))}, {"labels": data.labels})
+    kept, held = split_arrays(rows, fraction, seed, stratify=stratify)
+    return [data.rows(kept[0]["rows"]), data.rows(held[0]["rows"])]
+
+
+def first_examples(part, n):
+    """The first `n` examples of a folder source's files, or of arrays or a dataset."""
+    if isinstance(part, FileExamples):
+        return part.rows(slice(n))
+    return first_rows(part, n)

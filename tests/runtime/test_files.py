@@ -63,13 +63,13 @@ def test_images_decode_to_the_inputs_shape_and_dtype_without_rescaling(tmp_path)
         pixels = tf.fill((6, 4, 3), tf.constant(value, tf.uint8))
         (root / name / "a.png").write_bytes(tf.io.encode_png(pixels).numpy())
     for dtype in ("uint8", "float32"):
-        decoded = examples_of(rt.as_dataset(images(root, size=(3, 2), dtype=dtype, classes=2)))
+        decoded = examples_of(images(root, size=(3, 2), dtype=dtype, classes=2).dataset())
         assert [x.dtype for x, _ in decoded] == [np.dtype(dtype)] * 2
         assert [x.shape for x, _ in decoded] == [(3, 2, 3)] * 2
         assert [float(x.mean()) for x, _ in decoded] == [10.0, 250.0]
         assert [int(y) for _, y in decoded] == [0, 1]
     for mode, channels in (("grayscale", 1), ("rgba", 4)):
-        decoded = examples_of(rt.as_dataset(images(root, size=(3, 2), classes=2, color_mode=mode)))
+        decoded = examples_of(images(root, size=(3, 2), classes=2, color_mode=mode).dataset())
         assert decoded[0][0].shape == (3, 2, channels)
 
 
@@ -80,8 +80,8 @@ def test_crop_to_aspect_ratio_keeps_the_centre_of_the_image(tmp_path):
         pixels = np.zeros((4, 12, 3), np.uint8)
         pixels[:, 4:8] = 200  # the centre square is bright, the sides dark
         (root / name / "wide.png").write_bytes(tf.io.encode_png(pixels).numpy())
-    cropped = examples_of(rt.as_dataset(images(root, size=(4, 4), classes=2, crop_to_aspect_ratio=True)))
-    squeezed = examples_of(rt.as_dataset(images(root, size=(4, 4), classes=2)))
+    cropped = examples_of(images(root, size=(4, 4), classes=2, crop_to_aspect_ratio=True).dataset())
+    squeezed = examples_of(images(root, size=(4, 4), classes=2).dataset())
     assert float(cropped[0][0].min()) == 200.0
     assert float(squeezed[0][0].min()) < 200.0
 
@@ -110,14 +110,14 @@ def test_a_stratified_split_holds_out_files_of_every_class_the_same_each_time(tm
     root = tmp_path / "shapes"
     write_images(root, per_class=8, size=(2, 2))
     listed = images(root)
-    kept, held = rt.split_arrays(listed, 0.25, 5, stratify=True)
+    kept, held = rt.split_files(listed, 0.25, 5, stratify=True)
     assert sorted(np.bincount(held.labels).tolist()) == [2, 2, 2]
     assert sorted([*kept.paths, *held.paths]) == sorted(listed.paths)
-    again_kept, again_held = rt.split_arrays(images(root), 0.25, 5, stratify=True)
+    again_kept, again_held = rt.split_files(images(root), 0.25, 5, stratify=True)
     assert again_held.paths.tolist() == held.paths.tolist() and again_kept.paths.tolist() == kept.paths.tolist()
-    plain_kept, plain_held = rt.split_arrays(listed, 0.25, 5)
+    plain_kept, plain_held = rt.split_files(listed, 0.25, 5)
     assert len(plain_held) == 6 and len(plain_kept) == 18
-    assert len(rt.first_rows(kept, 4)) == 4
+    assert len(files.first_examples(kept, 4)) == 4
 
 
 @pytest.mark.parametrize("position", [0, 9, 17], ids=["first", "middle", "last"])
@@ -128,7 +128,7 @@ def test_a_file_that_cannot_be_decoded_stops_the_stream_naming_it(tmp_path, posi
     bad.write_bytes(bad.read_bytes()[:30])  # truncated
     listed = images(root)
     pairs = rt.listed(listed).shuffle(64, 3, reshuffle_each_iteration=False)
-    for dataset in (rt.as_dataset(listed), rt.decoded(pairs, listed).batch(4)):
+    for dataset in (listed.dataset(), rt.decoded(pairs, listed).batch(4)):
         with pytest.raises(tf.errors.InvalidArgumentError) as raised:
             list(dataset.as_numpy_iterator())
         assert rt.cli.is_users(raised.value)
@@ -154,11 +154,11 @@ def test_text_files_are_read_whole_and_a_file_that_is_not_utf8_is_named(tmp_path
     inputs = {"text": rt.Field((), "string")}
     targets = {"label": rt.Field((), "int64", classes=2)}
     listed = rt.text_folder(str(root), inputs, targets)
-    read = [(x["text"].decode(), int(y["label"])) for x, y in rt.as_dataset(listed).as_numpy_iterator()]
+    read = [(x["text"].decode(), int(y["label"])) for x, y in listed.dataset().as_numpy_iterator()]
     assert read == [("dull, slow", 0), ("ça ne va pas", 0), ("a great film\nsee it", 1)]
     (root / "good" / "001.txt").write_bytes(b"caf\xe9 latin-1")
     with pytest.raises(tf.errors.InvalidArgumentError) as raised:
-        list(rt.as_dataset(rt.text_folder(str(root), inputs, targets)))
+        list(rt.text_folder(str(root), inputs, targets).dataset())
     assert rt.cli.first_line(raised.value) == f"{root}/good/001.txt: cannot be read as UTF-8 text"
 
 
@@ -182,7 +182,7 @@ def test_images_are_those_of_keras_image_dataset_from_directory(tmp_path):
     write_images(root, per_class=3, size=(13, 9), jpegs=2)
     options = [{}, {"interpolation": "nearest"}, {"crop_to_aspect_ratio": True}, {"color_mode": "grayscale"}]
     for option in options:
-        ours = examples_of(rt.as_dataset(images(root, size=(6, 5), **option)))
+        ours = examples_of(images(root, size=(6, 5), **option).dataset())
         theirs = keras.utils.image_dataset_from_directory(
             root, image_size=(6, 5), shuffle=False, batch_size=None, **option
         )

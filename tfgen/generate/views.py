@@ -208,6 +208,12 @@ class DataView:
         return self.placement is not Placement.MEMORY
 
     @property
+    def validation_source(self) -> SourceView:
+        """Where validation examples come from: the validation source, or the training one
+        (`validation_split`)."""
+        return self.validation or self.train
+
+    @property
     def shuffles_files(self) -> bool:
         """A folder source's (path, label) pairs are shuffled, then decoded (cached: decoded first)."""
         return self.train.type.folder and bool(self.shuffle) and self.cache_train is None

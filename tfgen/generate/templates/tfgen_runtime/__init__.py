@@ -39,7 +39,7 @@ from .data import (
 from .devices import existing_device, mirrored_devices
 from .errors import UserError
 from .exports import export
-from .files import decoded, image_folder, listed, text_folder
+from .files import decoded, image_folder, listed, split_files, text_folder
 from .imports import function
 from .report import epoch_line, metric_values, progress_bar
 from .run_dir import History, RunDirectory
@@ -97,6 +97,7 @@ __all__ = [
     "require_weights",
     "run",
     "split_arrays",
+    "split_files",
     "synthetic_arrays",
     "text_folder",
     "variable_path",

@@ -8,7 +8,6 @@ import numpy as np
 import tensorflow as tf
 
 from .errors import UserError
-from .files import FileExamples
 from .imports import function
 from .strings import (
     FILLS,
@@ -263,10 +262,7 @@ def split_arrays(data, fraction, seed, stratify=False):
         fix = "give the held-out examples as a `validation` source, or return arrays"
         message = "`validation_split` needs arrays, the source gave a Dataset"
         raise UserError(f"{message}: {fix}")
-    if isinstance(data, FileExamples):  # a folder source: its file list is split
-        labels = data.labels
-    else:
-        labels = next(iter(data[1].values()))
+    labels = next(iter(data[1].values()))
     order = np.random.default_rng(seed).permutation(len(labels))
     held = np.zeros(len(order), bool)
     classes = np.unique(labels) if stratify else []
@@ -282,9 +278,7 @@ def split_arrays(data, fraction, seed, stratify=False):
 
 
 def rows_of(data, rows):
-    """The examples `rows` of arrays `(x, y)` (or of a folder source's files)."""
-    if isinstance(data, FileExamples):
-        return data.rows(rows)
+    """The examples `rows` of arrays `(x, y)`."""
     return tuple({key: array[rows] for key, array in part.items()} for part in data)
 
 
@@ -292,15 +286,11 @@ def first_rows(part, n):
     """The first `n` examples of arrays `(x, y)` or of a dataset."""
     if isinstance(part, tf.data.Dataset):
         return part.take(n)
-    if isinstance(part, FileExamples):
-        return part.rows(slice(n))
     return tuple({key: array[:n] for key, array in arrays.items()} for arrays in part)
 
 
 def as_dataset(data):
-    """A tf.data.Dataset of `(features, targets)` from arrays, a dataset or a folder's files."""
+    """A tf.data.Dataset of `(features, targets)` from arrays or a dataset."""
     if isinstance(data, tf.data.Dataset):
         return data
-    if isinstance(data, FileExamples):
-        return data.dataset()
     return tf.data.Dataset.from_tensor_slices(data)

@@ -7,6 +7,7 @@ from collections import namedtuple
 import numpy as np
 import tensorflow as tf
 
+from .data import as_dataset, first_rows, split_arrays
 from .errors import UserError
 
 CHANNELS = {"grayscale": 1, "rgb": 3, "rgba": 4}
@@ -208,7 +209,7 @@ def class_names_of(found, field, directory):
     """The class names by id: those the target lists, else the sorted folder names (as
     many as its `classes`); UserError naming a folder or class that does not match."""
     folders = list(found)
-    listed = getattr(field, "names", None)
+    listed = field.names
     if listed:
         unknown = [name for name in folders if name not in listed]
         if unknown:
@@ -236,7 +237,7 @@ def class_names(data, targets):
     or given by a folder source (the same folders for training and validation)."""
     known = {}
     for key, field in targets.items():
-        if getattr(field, "names", None):
+        if field.names:
             known[key] = list(field.names)
     for part in data:
         if not isinstance(part, FileExamples):
@@ -254,9 +255,7 @@ def listed(data):
     (arrays, or --synthetic's) as a dataset."""
     if isinstance(data, FileExamples):
         return data.pairs()
-    if isinstance(data, tf.data.Dataset):
-        return data
-    return tf.data.Dataset.from_tensor_slices(data)
+    return as_dataset(data)
 
 
 def decoded(dataset, data):
@@ -264,3 +263,20 @@ def decoded(dataset, data):
     if isinstance(data, FileExamples):
         return data.decoded(dataset)
     return dataset
+
+
+def split_files(data, fraction, seed, stratify=False):
+    """`split_arrays` of a folder source's file list: the rows it holds out of arrays of
+    these labels (other data: `split_arrays`)."""
+    if not isinstance(data, FileExamples):
+        return split_arrays(data, fraction, seed, stratify=stratify)
+    rows = ({"rows": np.arange(len(data))}, {"labels": data.labels})
+    kept, held = split_arrays(rows, fraction, seed, stratify=stratify)
+    return [data.rows(kept[0]["rows"]), data.rows(held[0]["rows"])]
+
+
+def first_examples(part, n):
+    """The first `n` examples of a folder source's files, or of arrays or a dataset."""
+    if isinstance(part, FileExamples):
+        return part.rows(slice(n))
+    return first_rows(part, n)

@@ -14,9 +14,8 @@ from pathlib import Path
 import keras
 import tensorflow as tf
 
-from .data import first_rows
 from .errors import UserError
-from .files import FileExamples, class_names
+from .files import FileExamples, class_names, first_examples
 from .folders import hold, is_tfgen_run, remove
 
 # What --fresh removes: the run's state and its exports.
@@ -76,7 +75,8 @@ class RunDirectory:
         """
         n = self.args.max_examples
         if n is not None:
-            data = tuple(None if part is None else first_rows(part, n) for part in data)
+            first = [None if part is None else first_examples(part, n) for part in data]
+            data = tuple(first)
         require_examples(*data)
         self.class_names = class_names(data, targets)
         return data
