@@ -54,16 +54,17 @@ def _folder(doc: Located, spec: Spec, loc: Loc, source) -> Iterator[SpecIssue]:
         if not _holds_a_file(tf, os.path.join(directory, name), ends):
             yield doc.issue(where, f"`{os.path.join(directory, name)}` holds no {', '.join(ends)} file")
     target_name, target = next(iter(spec.targets.items()))
-    yield from _classes(doc, ("targets", target_name, "classes"), where, directory, folders, target.classes)
+    yield from _classes(doc, ("targets", target_name, "classes"), where, directory, folders, target)
 
 
-def _classes(doc: Located, loc: Loc, where: Loc, directory: str, folders: list[str], classes) -> Iterator[SpecIssue]:
+def _classes(doc: Located, loc: Loc, where: Loc, directory: str, folders: list[str], target) -> Iterator[SpecIssue]:
     """The class folders against the target's `classes`: a count, or the names it lists."""
-    if isinstance(classes, int):
-        if len(folders) != classes:
-            yield doc.issue(loc, f"`{directory}` has {len(folders)} class folders ({_shown(folders)}), not {classes}")
+    listed = target.class_names
+    if listed is None:
+        if len(folders) != target.class_count:
+            found = f"{len(folders)} class folders ({_shown(folders)})"
+            yield doc.issue(loc, f"`{directory}` has {found}, not {target.class_count}")
         return
-    listed = list(classes or [])
     for name in folders:
         if name not in listed:
             yield doc.issue(loc, f"`{os.path.join(directory, name)}` is not a class listed here")
