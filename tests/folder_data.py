@@ -71,3 +71,50 @@ def image_spec(directory: Path, size=(8, 8), **data) -> dict:
     spec["name"] = "shapes"
     spec["deterministic"] = True
     return spec
+
+
+GOOD = ("great", "wonderful", "moving", "superb", "fun")
+BAD = ("dull", "boring", "slow", "awful", "flat")
+FILLER = ("the", "film", "was", "a", "story", "and", "very", "plot")
+
+
+def write_reviews(root: Path, per_class: int = 24) -> None:
+    """`root/negative/` and `root/positive/`: short reviews, each with two words of its class."""
+    import random
+
+    rng = random.Random(0)
+
+    def review(words):
+        return " ".join(rng.sample(FILLER, 3) + rng.sample(words, 2))
+
+    reviews = {
+        "negative": [review(BAD) for _ in range(per_class)],
+        "positive": [review(GOOD) for _ in range(per_class)],
+    }
+    write_texts(root, reviews)
+
+
+def text_spec(directory: Path) -> dict:
+    """A bag-of-words classifier (TextVectorization of a fixed vocabulary) of `directory`'s reviews."""
+    spec = base_spec(
+        data={
+            "train": {"source": {"type": "text_folder", "directory": str(directory)}, "batch_size": 8, "shuffle": 64},
+            "validation_split": 0.25,
+            "stratify": True,
+        },
+        model={
+            "inputs": {"text": {"shape": [], "dtype": "string"}},
+            "layers": [
+                {"type": "TextVectorization", "output_mode": "multi_hot", "vocabulary": [*GOOD, *BAD, *FILLER]},
+                {"type": "Dense", "units": 8, "activation": "relu"},
+            ],
+            "outputs": {"label": [{"type": "Dense", "units": 2}]},
+        },
+        targets={"label": {"shape": [], "classes": ["negative", "positive"]}},
+        losses={"label": {"type": "SparseCategoricalCrossentropy", "from_logits": True}},
+        metrics={"label": ["SparseCategoricalAccuracy"]},
+        optimizer={"type": "Adam", "learning_rate": 0.05},
+        train={"epochs": 4},
+    )
+    spec["name"] = "reviews"
+    return spec

@@ -210,7 +210,7 @@ def class_names_of(found, field, directory):
     """The class names by id: those the target lists, else the sorted folder names (as
     many as its `classes`); UserError naming a folder or class that does not match."""
     folders = list(found)
-    listed = getattr(field, "names", None)
+    listed = field.names
     if listed:
         unknown = [name for name in folders if name not in listed]
         if unknown:
@@ -238,7 +238,7 @@ def class_names(data, targets):
     or given by a folder source (the same folders for training and validation)."""
     known = {}
     for key, field in targets.items():
-        if getattr(field, "names", None):
+        if field.names:
             known[key] = list(field.names)
     for part in data:
         if not isinstance(part, FileExamples):

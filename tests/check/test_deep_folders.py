@@ -61,3 +61,15 @@ def test_deep_checks_a_validation_folder_too(tmp_path, capsys, monkeypatch):
     code, err = deep(tmp_path, spec, capsys, monkeypatch)
     assert code == 2
     assert f"targets.shape.classes: `{tmp_path / 'held'}` has 2 class folders (circle, square), not 3" in err
+
+
+def test_deep_compares_the_folders_with_the_class_names_the_target_lists(tmp_path, capsys, monkeypatch):
+    write_images(tmp_path / "data" / "shapes", classes=("circle", "square", "blob"), per_class=1, size=(2, 2))
+    spec = image_spec(Path("data/shapes"))
+    spec["targets"]["shape"]["classes"] = ["circle", "square", "stripes"]
+    code, err = deep(tmp_path, spec, capsys, monkeypatch)
+    assert code == 2
+    assert sorted(line.split(": ", 1)[1] for line in err.splitlines()) == [
+        "data.train.source.directory: `data/shapes` has no folder for the class `stripes`",
+        "targets.shape.classes: `data/shapes/blob` is not a class listed here",
+    ]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import read_history, run_tfgen
-from folder_data import SHAPES, image_spec, write_images
+from folder_data import SHAPES, image_spec, text_spec, write_images, write_reviews
 
 pytestmark = pytest.mark.slow
 
@@ -124,3 +124,25 @@ def test_smoke_runs_an_image_folder_spec_on_synthetic_and_on_real_data(tmp_path)
         result = run_tfgen("smoke", "shapes.yaml", "--steps", "2", *data, cwd=tmp_path, timeout=300)
         assert result.returncode == 0, result.stdout + result.stderr
         assert result.stdout.startswith("PASS shapes.yaml (saved at epoch 1, resumed to epoch 2;")
+
+
+def test_a_text_folder_trains_a_bag_of_words_model_that_takes_raw_strings(build_spec, tmp_path):
+    write_reviews(tmp_path / "data" / "reviews")
+    script = build_spec(text_spec(Path("data/reviews")))
+    result = run(script, tmp_path, "--output-dir", "run")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "data/reviews: 48 text files in 2 classes" in result.stdout
+    history = read_history(tmp_path / "run")
+    assert history[-1]["val_sparse_categorical_accuracy"] == 1.0
+    recorded = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert recorded["class_names"] == {"label": ["negative", "positive"]}
+    predict = (
+        "import sys, keras, tensorflow as tf\n"
+        "model = keras.models.load_model(sys.argv[1])\n"
+        "print(model.predict({'text': tf.constant(['a great film', 'dull and slow'])}, verbose=0)['label'].argmax(-1))"
+    )
+    command = [sys.executable, "-c", predict, str(tmp_path / "run" / "model.keras")]
+    predicted = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert predicted.stdout.strip() == "[1 0]", predicted.stderr[-2000:]
+    synthetic = run(script, tmp_path, "--output-dir", "synthetic", "--synthetic", "--epochs", "1")
+    assert synthetic.returncode == 0, synthetic.stderr[-3000:]

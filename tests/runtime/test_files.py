@@ -162,6 +162,28 @@ def test_text_files_are_read_whole_and_a_file_that_is_not_utf8_is_named(tmp_path
     assert rt.cli.first_line(raised.value) == f"{root}/good/001.txt: cannot be read as UTF-8 text"
 
 
+def test_listed_class_names_give_the_ids_and_every_folder_must_be_one_of_them(tmp_path):
+    root = tmp_path / "shapes"
+    write_images(root, per_class=1, size=(2, 2))
+    inputs, _ = fields()
+    listed = {"shape": rt.Field((), "int32", classes=3, names=("stripes", "circle", "square"))}
+    examples = rt.image_folder(str(root), inputs, listed, image_size=(8, 8))
+    assert examples.names == ("stripes", "circle", "square")
+    assert [path.split("/")[-2] for path in examples.paths] == ["circle", "square", "stripes"]
+    assert examples.labels.tolist() == [1, 2, 0]
+    assert files.class_names((examples, None), listed) == {"shape": ["stripes", "circle", "square"]}
+    other = {"shape": rt.Field((), "int32", classes=3, names=("circle", "square", "triangle"))}
+    with pytest.raises(
+        rt.UserError, match=r"shapes/stripes: not a class the target lists \(circle, square, triangle\)"
+    ):
+        rt.image_folder(str(root), inputs, other, image_size=(8, 8))
+    (root / "stripes" / "000.jpg").rename(root / "000.jpg")
+    (root / "stripes").rmdir()
+    more = {"shape": rt.Field((), "int32", classes=4, names=("circle", "square", "stripes", "triangle"))}
+    with pytest.raises(rt.UserError, match=r"shapes: no folder for the class `stripes`"):
+        rt.image_folder(str(root), inputs, more, image_size=(8, 8))
+
+
 def test_class_names_are_the_folders_and_the_validation_folder_must_have_the_same(tmp_path):
     write_images(tmp_path / "train", per_class=1, size=(2, 2))
     write_images(tmp_path / "held", classes=("circle", "square", "triangle"), per_class=1, size=(2, 2))
