@@ -62,7 +62,9 @@ changed, not when a comment did.
 DATA = """
 `tfrecord` records are parsed 256 at a time (about 3x faster than one by one), then one example
 per element again. `keras` datasets are downloaded by Keras on first use; the tests use
-`--synthetic` instead.
+`--synthetic` instead. `image_folder` and `text_folder` list their class folders' files once,
+sorted (hidden files and folders skipped); the shuffle and `validation_split` work on that list,
+and each file is read as it streams: one that cannot be read stops the run naming it.
 
 **What a `python` source must do for exact resume** (a rerun after a kill continues
 bit-identically): return the same examples in the same order on every call and every iteration,
