@@ -40,7 +40,14 @@ from .data import (
 from .devices import existing_device, mirrored_devices
 from .errors import UserError
 from .exports import export
-from .files import decoded, image_folder, listed, split_files, text_folder
+from .files import (
+    decoded,
+    image_folder,
+    listed,
+    shuffle_buffer,
+    split_files,
+    text_folder,
+)
 from .imports import function
 from .report import epoch_line, metric_values, progress_bar
 from .run_dir import History, RunDirectory
@@ -97,6 +104,7 @@ __all__ = [
     "require_gradients",
     "require_weights",
     "run",
+    "shuffle_buffer",
     "split_arrays",
     "split_files",
     "synthetic_arrays",

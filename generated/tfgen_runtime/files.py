@@ -259,6 +259,14 @@ def listed(data):
     return as_dataset(data)
 
 
+def shuffle_buffer(data, buffer):
+    """`buffer`, or for a folder source's pairs the whole list: it is listed class by
+    class, so a smaller buffer would give batches of one class (and paths are small)."""
+    if isinstance(data, FileExamples):
+        return max(buffer, len(data))
+    return buffer
+
+
 def decoded(dataset, data):
     """`dataset` (of `listed(data)`) read in parallel when `data` is a folder source's."""
     if isinstance(data, FileExamples):

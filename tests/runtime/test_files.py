@@ -148,6 +148,17 @@ def test_files_decoded_after_a_seeded_shuffle_come_in_the_same_order_every_time(
     assert sorted(epoch(4)) == sorted(listed.labels.tolist())
 
 
+def test_a_folders_file_list_is_shuffled_whole_whatever_the_buffer(tmp_path):
+    """Listed class by class, a buffer of 4 would start every epoch with one class."""
+    write_images(tmp_path / "shapes", per_class=6, size=(2, 2))
+    listed = images(tmp_path / "shapes")
+    assert rt.shuffle_buffer(listed, 4) == 18 and rt.shuffle_buffer(listed, 64) == 64
+    assert rt.shuffle_buffer(({"image": np.zeros((18, 8, 8, 3))}, {}), 4) == 4
+    pairs = rt.listed(listed).shuffle(rt.shuffle_buffer(listed, 4), 1, reshuffle_each_iteration=False)
+    first = [int(label) for _, label in pairs.take(6).as_numpy_iterator()]
+    assert len(set(first)) > 1
+
+
 def test_text_files_are_read_whole_and_a_file_that_is_not_utf8_is_named(tmp_path):
     root = tmp_path / "reviews"
     write_texts(root, {"bad": ["dull, slow", "ça ne va pas"], "good": ["a great film\nsee it"]})

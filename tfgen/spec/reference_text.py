@@ -63,8 +63,10 @@ DATA = """
 `tfrecord` records are parsed 256 at a time (about 3x faster than one by one), then one example
 per element again. `keras` datasets are downloaded by Keras on first use; the tests use
 `--synthetic` instead. `image_folder` and `text_folder` list their class folders' files once,
-sorted (hidden files and folders skipped); the shuffle and `validation_split` work on that list,
-and each file is read as it streams: one that cannot be read stops the run naming it.
+sorted (hidden files and folders skipped); `validation_split` and the shuffle work on that list
+(the whole list, whatever the buffer: it is listed class by class; with `cache`, the buffer of
+decoded examples is `shuffle`'s), and each file is read as it streams: one that cannot be read
+stops the run naming it.
 
 **What a `python` source must do for exact resume** (a rerun after a kill continues
 bit-identically): return the same examples in the same order on every call and every iteration,
