@@ -62,7 +62,11 @@ changed, not when a comment did.
 DATA = """
 `tfrecord` records are parsed 256 at a time (about 3x faster than one by one), then one example
 per element again. `keras` datasets are downloaded by Keras on first use; the tests use
-`--synthetic` instead.
+`--synthetic` instead. `image_folder` and `text_folder` list their class folders' files once,
+sorted (hidden files and folders skipped); `validation_split` and the shuffle work on that list
+(the whole list, whatever the buffer: it is listed class by class; with `cache`, the buffer of
+decoded examples is `shuffle`'s), and each file is read as it streams: one that cannot be read
+stops the run naming it.
 
 `tfds` datasets need the `tfds` extra (`pip install "tfgen[tfds]"`; without it `validate --deep`,
 `smoke` and the script say so in one line); TFDS downloads a dataset into `data_dir` on first use.
