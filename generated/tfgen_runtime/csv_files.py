@@ -107,10 +107,9 @@ def column_index(path, header, column):
 
 
 def line_batches(path):
-    """The file's lines after the header, in batches, with the row of each batch's first."""
+    """The file's lines after the header in batches, each with the row of its first."""
     lines = tf.data.TextLineDataset(path).skip(1).batch(CHECKED_LINES)
-    for number, batch in enumerate(lines):
-        yield 2 + number * CHECKED_LINES, batch
+    return ((2 + number * CHECKED_LINES, batch) for number, batch in enumerate(lines))
 
 
 def read_arrays(layout):

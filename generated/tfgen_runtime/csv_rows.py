@@ -131,7 +131,8 @@ def fails(operation, values):
 def first_failing(count, fails_on_first):
     """The index of the first bad item: `fails_on_first(n)` tells whether the first `n`
     items hold one (true for `count`), found by bisection."""
-    good, bad = 0, count
+    good = 0
+    bad = count
     while bad - good > 1:
         middle = (good + bad) // 2
         if fails_on_first(middle):
