@@ -7,6 +7,7 @@ import importlib.util
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -123,6 +124,46 @@ def build(folder: Path, spec: dict, stem: str = "small") -> Path:
 def build_spec(tmp_path):
     """`build` into tmp_path: build_spec(spec, stem="small") -> the script's path."""
     return lambda spec, stem="small": build(tmp_path, spec, stem)
+
+
+class FinishedRuns:
+    """Each distinct spec (and command line) built and trained once, in a real process, the first
+    time a test asks for it; tests copy the finished run folder (`copy_run`) before they change it.
+
+    Many tests need a finished run only to resume, corrupt or refuse it: they share one instead
+    of each training the same small spec again (once per pytest-xdist worker).
+    """
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.runs: dict[str, tuple[Path, Path]] = {}
+
+    def __call__(self, spec: dict, *args: str) -> tuple[Path, Path]:
+        """The script built from `spec` and the folder of its finished run (`args` added to its
+        command line): never change the folder, change a copy."""
+        key = json.dumps([spec, args], sort_keys=True)
+        if key not in self.runs:
+            home = self.folder / f"spec{len(self.runs)}"
+            script = build(home, spec)
+            out = home / "run"
+            command = [sys.executable, str(script), "--output-dir", str(out), *args]
+            env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+            result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env, check=False)
+            assert result.returncode == 0, result.stderr[-2000:]
+            self.runs[key] = (script, out)
+        return self.runs[key]
+
+
+@pytest.fixture(scope="session")
+def finished_runs(tmp_path_factory) -> FinishedRuns:
+    """finished_runs(spec, *args) -> (script, finished run folder), trained once a session."""
+    return FinishedRuns(tmp_path_factory.mktemp("finished"))
+
+
+def copy_run(finished: Path, folder: Path) -> Path:
+    """A copy of the run folder `finished` at `folder` (files, modes and the lock file)."""
+    shutil.copytree(finished, folder, symlinks=True)
+    return folder
 
 
 @contextlib.contextmanager
