@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib.util
 import io
 import json
@@ -82,6 +83,28 @@ def load_runtime(folder: Path = ROOT / "generated" / "tfgen_runtime"):
     sys.modules[name] = module  # its modules import each other relatively
     spec.loader.exec_module(module)
     return module
+
+
+class Lazy:
+    """A module loaded when a test first uses one of its names, not when pytest collects the file
+    that holds it: a pytest-xdist worker that runs none of that file's tests never imports
+    TensorFlow (about 10 s of CPU)."""
+
+    def __init__(self, load):
+        self._load = load
+        self._module = None
+
+    def __getattr__(self, name: str):
+        if name.startswith(("_", "pytest")):  # pytest's probes of what a test file holds
+            raise AttributeError(name)
+        if self._module is None:
+            self._module = self._load()
+        return getattr(self._module, name)
+
+
+def lazy_import(name: str) -> Lazy:
+    """`import name`, done at the first use of one of its names (see Lazy)."""
+    return Lazy(lambda: importlib.import_module(name))
 
 
 def base_spec(**overrides) -> dict:
@@ -219,10 +242,27 @@ def read_history(output_dir: Path) -> list[dict]:
     return [json.loads(line) for line in (output_dir / "history.jsonl").read_text().splitlines()]
 
 
+def cuda_driver_loads() -> bool:
+    """Whether the CUDA driver library loads here: TensorFlow sees no GPU where it does not."""
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+@pytest.hookimpl(trylast=True)  # after `-m` has deselected what it deselects
 def pytest_collection_modifyitems(config, items):
-    """`gpu` tests skip, saying so, where no GPU is visible (this project's machines have none)."""
+    """`gpu` tests skip, saying so, where no GPU is visible (this project's machines have none).
+
+    Without a CUDA driver no GPU is visible; with one, a TensorFlow process says how many there
+    are (an import of TensorFlow: about 10 s of CPU in every pytest-xdist worker)."""
     gpu_items = [item for item in items if "gpu" in item.keywords]
     if not gpu_items:
+        return
+    if not cuda_driver_loads():
+        for item in gpu_items:
+            item.add_marker(pytest.mark.skip(reason="no GPU visible"))
         return
     probe = subprocess.run(
         [sys.executable, "-c", "import tensorflow as tf; print(len(tf.config.list_physical_devices('GPU')))"],
