@@ -488,4 +488,3 @@ class _Deep:
                 optimizer.build(model.trainable_variables)  # the script builds the slots before step 1
             except Exception as error:
                 self.fail(("optimizer",), f"{spec.optimizer.type}: {first_line(error)}")
-

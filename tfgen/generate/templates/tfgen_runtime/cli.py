@@ -150,4 +150,5 @@ def first_line(error):
 
 def is_data_check(line):
     """Whether `line` is the message of a data check in the graph (labels, finite values)."""
-    return "labels outside" in line or "non-finite values" in line
+    checks = ("labels outside", "non-finite values", "not one of the classes")
+    return any(check in line for check in checks)
