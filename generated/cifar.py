@@ -23,7 +23,7 @@ sys.path.append(str(Path(__file__).resolve().parent))  # tfgen_runtime/ is here
 import tfgen_runtime as rt
 
 SPEC_SHA256 = "ac54d7b50d1dc962ef76b79af9a40a78c7023ea8291f81f09cfb31479be2ed7b"
-STATE_SHA256 = "1090bd5c685ff79d5b6bb67c456301dde7f2f816bab6ee46ac517c0c74b3e6f6"  # less what a resume may change
+STATE_SHA256 = "fda7cb0772c39e2466f0b5117c865a38763fbcab482da22ce3e9f4f5a8eb6a81"  # less what a resume may change
 MADE_BY = {"spec": "specs/cifar.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 0
 OUTPUT_DIR = "runs/cifar"

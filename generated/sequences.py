@@ -23,7 +23,7 @@ sys.path.append(str(Path(__file__).resolve().parent))  # tfgen_runtime/ is here
 import tfgen_runtime as rt
 
 SPEC_SHA256 = "375f236d65529ef6768b9a0d5c8d6422ab55fad839dc6d11932e0bc7dc90b6ba"
-STATE_SHA256 = "e037b7a7079cd22be03e187672975cff51da69934bda24eca05c9065708aa86e"  # less what a resume may change
+STATE_SHA256 = "a2a467302bb4d83f63b5e5d8c8ea9f9dd347991b6a4fe5ad19caf6e0d956d957"  # less what a resume may change
 MADE_BY = {"spec": "specs/sequences.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 3
 OUTPUT_DIR = "runs/sequences"

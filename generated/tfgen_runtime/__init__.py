@@ -11,6 +11,11 @@ concern:
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `strings`: string inputs, string labels mapped to their class ids, random strings
 - `tfrecords`: TFRecord files read and parsed once before training
+- `tfds_source`: TensorFlow Datasets (the `tfds` extra), streamed in stored order
+- `csv_files`: CSV files read into memory or streamed, every row checked first
+- `csv_rows`: a CSV file's rows parsed, and checked naming the row and column
+- `held_out`: the rows held out for validation and the test (seeded, disjoint)
+- `evaluation`: the final model's evaluation on the test data (test.json)
 - `run_dir`: the run directory (resume, --fresh, run.json) and its history
 - `folders`: the run folder's lock, and what --fresh may remove
 - `checkpoint`: the run's checkpoint, its identity and restore
@@ -26,6 +31,7 @@ concern:
 from .checkpoint import RunCheckpoint, read_whole, refuse_another_run
 from .checkpoint_files import checkpoint_paths
 from .cli import parse_args, positive, run
+from .csv_files import CsvStream, read_csv
 from .data import (
     Field,
     as_dataset,
@@ -38,13 +44,16 @@ from .data import (
 )
 from .devices import existing_device, mirrored_devices
 from .errors import UserError
+from .evaluation import checked_test_data, evaluate_test
 from .exports import export
+from .held_out import held_out
 from .imports import function
 from .report import epoch_line, metric_values, progress_bar
 from .run_dir import History, RunDirectory
 from .signals import StopSignals
 from .state import RunState
 from .strings import label_ids
+from .tfds_source import load_tfds
 from .tfrecords import checked_tfrecords
 from .trackers import EarlyStopping, KeepBest, ReduceOnPlateau
 from .trainer import (
@@ -58,6 +67,7 @@ from .trainer import (
 
 __all__ = [
     "COMPILE_FROM_STEPS",
+    "CsvStream",
     "EarlyStopping",
     "Field",
     "History",
@@ -71,21 +81,26 @@ __all__ = [
     "UserError",
     "as_dataset",
     "checked_arrays",
+    "checked_test_data",
     "checked_tfrecords",
     "checkpoint_paths",
     "epoch_line",
+    "evaluate_test",
     "existing_device",
     "export",
     "first_rows",
     "from_function",
     "function",
+    "held_out",
     "label_ids",
+    "load_tfds",
     "metric_values",
     "mirrored_devices",
     "named_examples",
     "parse_args",
     "positive",
     "progress_bar",
+    "read_csv",
     "read_whole",
     "refuse_another_run",
     "regularization_loss",

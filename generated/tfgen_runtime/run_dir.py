@@ -27,11 +27,13 @@ RUN_FILES = (
     "model.keras",
     "saved_model",
     "tensorboard",
+    "test.json",
     # What a kill while exporting may leave (see exports.py).
     "model.partial.keras",
     "saved_model.partial",
     "saved_model.old",
     "run.json.partial",
+    "test.json.partial",
 )
 
 

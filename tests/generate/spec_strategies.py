@@ -3,8 +3,9 @@
 The drawn models are shape-consistent, so that every spec also trains (`tfgen smoke`): a layer
 model keeps one width `W` through its trunk (width-preserving layers and residual blocks), and
 each head either ends in a layer that gives its target's shape or keeps the width, the target
-then being `W` wide. Several inputs (and some single-input models) use `BUILDER`, a generic
-builder function written beside the specs by the slow tests (`BUILDER_SOURCE`).
+then being `W` wide. Several inputs are a branched layer model (each input's branch brings it
+to a width the merge can join) or use `BUILDER`, a generic builder function written beside the
+specs by the slow tests (`BUILDER_SOURCE`).
 """
 
 from __future__ import annotations
@@ -203,6 +204,67 @@ def layer_model(draw) -> dict:
     return {"model": model, "targets": targets, "losses": losses, "metrics": metrics, "family": family}
 
 
+MERGES = ("concatenate", "add", "average", "multiply")
+
+
+@st.composite
+def branch(draw, width: int, *, joins_width: bool, adapt: bool, words: bool) -> tuple[dict, list | None]:
+    """One input of a branched model and its branch (None: merged as given). `joins_width`: what
+    reaches the merge is `width` wide (add, average, multiply need equal shapes); else any width
+    (concatenate). `words`: it may be a string input (never the first: padding values are drawn
+    for the first input)."""
+    kind = draw(st.sampled_from(["vector", "vector", "ids"] + (["words"] if words else [])))
+    if kind == "ids":  # integer ids always go through an embedding
+        item = {"shape": [2], "dtype": "int32", "vocabulary": 5}
+        layers = [{"type": "Embedding", "input_dim": 5, "output_dim": 2}, {"type": "Flatten"}]
+        return item, layers + ([{"type": "Dense", "units": width}] if joins_width else [])
+    if kind == "words":  # one string per example, hashed to an id, embedded
+        item = {"shape": [], "dtype": "string"}
+        embedding = {"type": "Embedding", "input_dim": 6, "output_dim": width if joins_width else 2}
+        return item, [{"type": "Hashing", "num_bins": 6}, embedding]
+    size = width if joins_width or draw(st.booleans()) else draw(st.integers(1, 4))
+    item = {"shape": [size]}
+    if size == width and draw(st.booleans()):
+        return item, None
+    if size == width:
+        return item, draw(stack(width, adapt=adapt, min_size=1, max_size=2))
+    layers = [{"type": "Normalization", "adapt": True}] if adapt and draw(st.booleans()) else []
+    return item, [*layers, {"type": "Dense", "units": width if joins_width else draw(st.integers(2, 4))}]
+
+
+def holds_strings(drawn: dict) -> bool:
+    """Whether a drawn model has a string input."""
+    return any(item.get("dtype") == "string" for item in drawn["model"]["inputs"].values())
+
+
+@st.composite
+def branched_model(draw) -> dict:
+    """A layer model of two or three inputs, some with branches, merged in any mode; the trunk
+    opens with a Dense of the trunk's width after a concatenation (whose width is the sum)."""
+    width = draw(st.integers(3, 6))
+    merge = draw(st.sampled_from(MERGES))
+    adapt = draw(st.integers(0, 2)) == 0
+    count = draw(st.integers(2, 3))
+    names = draw(st.lists(st.sampled_from(INPUT_NAMES), min_size=count, max_size=count, unique=True))
+    inputs, branches = {}, {}
+    for index, name in enumerate(names):
+        joins_width = merge != "concatenate"
+        inputs[name], layers = draw(branch(width, joins_width=joins_width, adapt=adapt, words=index > 0))
+        if layers is not None:
+            branches[name] = layers
+    opening = [{"type": "Dense", "units": width, "activation": "relu"}] if merge == "concatenate" else []
+    trunk = opening + draw(stack(width, adapt=adapt, max_size=2))
+    drawn = draw(target(width, free=True))
+    output = draw(st.sampled_from(OUTPUT_NAMES))
+    model = {"inputs": inputs, "branches": branches} if branches else {"inputs": inputs}
+    if merge != "concatenate" or draw(st.booleans()):
+        model["merge"] = merge
+    model |= {"layers": trunk, "outputs": {output: drawn["final"]}} if trunk else {"outputs": {output: drawn["final"]}}
+    metrics = {output: drawn["metrics"]} if drawn["metrics"] else {}
+    targets, losses = {output: drawn["target"]}, {output: drawn["loss"]}
+    return {"model": model, "targets": targets, "losses": losses, "metrics": metrics, "family": "branches"}
+
+
 @st.composite
 def builder_model(draw) -> dict:
     """A `builder` model of one to three vector or image inputs and one to three outputs."""
@@ -247,9 +309,13 @@ def feature_dtype(dtype: str) -> str:
 def source(draw, inputs: dict, targets: dict, *, examples: int, array_only: bool = False) -> dict:
     """Any source type; none of the files need to exist to build (smoke runs use --synthetic)."""
     types = ["synthetic", "npz", "python", "keras"] + ([] if array_only else ["tfrecord"])
+    if all(fills_columns(item["shape"]) for item in {**inputs, **targets}.values()):
+        types.append("csv")
     kind = draw(st.sampled_from(types))
     if kind == "synthetic":
         return {"type": "synthetic", "examples": examples}
+    if kind == "csv":
+        return draw(csv_source(inputs, targets))
     if kind == "npz":
 
         def arrays(names: dict, single: str) -> Any:
@@ -275,6 +341,37 @@ def source(draw, inputs: dict, targets: dict, *, examples: int, array_only: bool
     found = {"type": "tfrecord", "files": "data/drawn-*.tfrecord", "features": features}
     compression = draw(st.sampled_from([None, "GZIP", "ZLIB"]))
     return found | ({"compression": compression} if compression else {})
+
+
+def fills_columns(shape: list) -> bool:
+    """Whether CSV columns fill examples of `shape`: one column `[]` or `[1]`, n columns `[n]`."""
+    return len(shape) == 0 or (len(shape) == 1 and shape[0] is not None)
+
+
+@st.composite
+def csv_source(draw, inputs: dict, targets: dict) -> dict:
+    """A csv source mapping each input and target to its column(s) (the file need not exist)."""
+
+    def columns(names: dict) -> Any:
+        mapping = {
+            name: name if item["shape"] in ([], [1]) and draw(st.booleans()) else f"{name}_0"
+            for name, item in names.items()
+        }
+        for name, item in names.items():
+            if item["shape"] and item["shape"] != [1]:
+                mapping[name] = [f"{name}_{i}" for i in range(item["shape"][0])]
+            elif item["shape"] == [1] and draw(st.booleans()):
+                mapping[name] = [name]
+        if len(mapping) == 1 and draw(st.booleans()):
+            return next(iter(mapping.values()))
+        return mapping
+
+    found = {"type": "csv", "path": "data/drawn.csv", "x": columns(inputs), "y": columns(targets)}
+    if draw(st.booleans()):
+        found["delimiter"] = draw(st.sampled_from([";", "\t", "|"]))
+    if draw(st.booleans()):
+        found["na_values"] = draw(st.sampled_from([["NA"], ["", "n/a"]]))
+    return found
 
 
 def padded_batch(inputs: dict, sequence: bool) -> st.SearchStrategy[dict]:
@@ -315,7 +412,7 @@ def data(draw, drawn: dict, batch_size: int) -> dict:
             train["augment"] = [flip if drawn["family"] == "image" and draw(st.booleans()) else noise]
     in_memory = draw(st.sampled_from(["auto", "auto", True, False]))
     blocked = (
-        drawn["family"] == "text"  # strings stream through tf.data
+        holds_strings(drawn)  # strings stream through tf.data
         or train["source"]["type"] == "tfrecord"
         or not train.get("drop_remainder", True)
         or train.get("cache", False) is not False
@@ -340,6 +437,14 @@ def data(draw, drawn: dict, batch_size: int) -> dict:
         if sequence and draw(st.booleans()):
             held["padded_batch"] = draw(padded_batch(inputs, sequence))
         spec["validation"] = held
+    test = draw(st.sampled_from(["none", "none", "split", "source"]))
+    if test == "split" and train["source"]["type"] != "tfrecord":
+        spec["test_split"] = draw(st.sampled_from([0.1, 0.2]))
+    elif test == "source":
+        tested = {"source": draw(source(inputs, targets, examples=batch_size * 2))}
+        if draw(st.booleans()):
+            tested["batch_size"] = draw(st.sampled_from([batch_size, 3 * batch_size]))
+        spec["test"] = tested
     if not draw(st.integers(0, 4)):
         spec["shard_policy"] = draw(st.sampled_from(["auto", "data", "file", "off"]))
     return spec
@@ -512,7 +617,7 @@ def logging(draw) -> dict:
 @st.composite
 def specs(draw) -> dict:
     """A valid spec over the whole spec model."""
-    drawn = draw(st.one_of(layer_model(), layer_model(), builder_model()))
+    drawn = draw(st.one_of(layer_model(), layer_model(), branched_model(), builder_model()))
     batch_size = draw(st.sampled_from([4, 8]))
     spec: dict[str, Any] = {"name": draw(st.sampled_from(["drawn", "run", "model", "keras", "x"]))}
     if draw(st.booleans()):
@@ -540,7 +645,7 @@ def specs(draw) -> dict:
     validated = "validation" in spec["data"] or "validation_split" in spec["data"]
     keys = history_keys(drawn, validated, weighting)
     checks = draw(st.integers(0, 5)) == 0
-    lookups = drawn["family"] == "text"  # a step that takes strings is never XLA-compiled
+    lookups = holds_strings(drawn)  # a step that takes strings is never XLA-compiled
     spec["train"] = draw(
         train(
             keys,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tfgen.check.csv_header import csv_problems
 from tfgen.check.deep_strings import strings_misused
 from tfgen.check.head_rules import (
     BINARY,
@@ -36,7 +37,9 @@ from tfgen.check.head_rules import (
     _squeezed,
     summary_table,
 )
+from tfgen.check.merge_rules import trunk_input
 from tfgen.check.modules import LookupFailed, import_function, lookup_path
+from tfgen.check.tfds_deep import deep_tfds
 from tfgen.errors import SpecError, UsageError
 from tfgen.generate.code import adapted_arguments, float32_head, keras_call
 from tfgen.generate.plan import optimizer_view, user_functions
@@ -204,6 +207,9 @@ class _Deep:
         for loc, reference in user_functions(spec):
             if loc[0] == "data":  # the builder is imported where the model is built
                 self.function(reference, loc)
+        self.issues += deep_tfds(self.doc, spec)
+        for loc, message in csv_problems(spec):
+            self.fail(loc, message)
         self.preprocessing()
         if spec.precision != "float32":
             keras.mixed_precision.set_global_policy(spec.precision)
@@ -267,7 +273,7 @@ class _Deep:
     def layer_model(self):
         spec, keras = self.spec, self.keras
         inputs = self.inputs()
-        x = self.stack(spec.model.layers, inputs[next(iter(inputs))], ("model", "layers"))
+        x = self.stack(spec.model.layers, trunk_input(self, inputs), ("model", "layers"))
         outputs = {}
         for name in output_names(spec):
             head = list(spec.model.outputs[name])

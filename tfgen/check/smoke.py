@@ -23,10 +23,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from tfgen.check.tfds_deep import missing_extra
 from tfgen.generate.build import Issues, load_spec, plan_targets, write_files
 from tfgen.processes import kill_group
 from tfgen.spec.loader import Located
 from tfgen.spec.models import Spec
+from tfgen.spec.names import has_test
 
 EXIT_OK, EXIT_FAILED = 0, 1
 # The generated function a traceback passes through last -> the spec field that decides it.
@@ -110,6 +112,8 @@ def prepare(specs: list[Path], overrides: list[str], folder: Path) -> list[Smoke
         for path in dict.fromkeys(specs)  # a spec given twice runs once
         if (loaded := issues.attempt(load_spec, path, overrides))
     ]
+    for _, loaded in valid:  # synthetic runs need no data, but the spec's real runs need the extra
+        issues.found += missing_extra(loaded.doc, loaded.spec)
     issues.raise_any()
     smokes = []
     for number, (spec_path, loaded) in enumerate(valid):
@@ -207,6 +211,10 @@ def judge(smoke: Smoke, result: subprocess.CompletedProcess, seconds: str) -> Ou
         return Outcome(
             False, f"{smoke.shown}: the second run did not resume from the first's checkpoint (history epochs {epochs})"
         )
+    if has_test(smoke.spec):
+        if not (smoke.run_dir / "test.json").is_file() or "\nTest: " not in result.stdout.split(MARK, 1)[1]:
+            return Outcome(False, f"{smoke.shown}: the resumed run did not evaluate the test data (no test.json)")
+        return Outcome(True, f"{smoke.shown} (saved at epoch 1, resumed to epoch 2, tested; {seconds})")
     return Outcome(True, f"{smoke.shown} (saved at epoch 1, resumed to epoch 2; {seconds})")
 
 

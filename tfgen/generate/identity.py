@@ -49,16 +49,16 @@ def _remove(data: dict[str, Any], path: tuple[str, ...]) -> None:
 
 
 def data_files(spec: Spec) -> list[str]:
-    """The files (or glob patterns) the spec's npz and tfrecord sources read, in order.
+    """The files (or glob patterns) the spec's npz, csv and tfrecord sources read, in order.
 
     A `python` source's files and a `keras` dataset's download are not known here: they
     are not fingerprinted.
     """
-    parts = [spec.data.train, spec.data.validation]
+    parts = [spec.data.train, spec.data.validation, spec.data.test]
     sources = [part.source for part in parts if part is not None]
     files = []
     for source in sources:
-        if source.type == "npz":
+        if source.type in ("npz", "csv"):
             files.append(source.path)
         elif source.type == "tfrecord":
             files.append(source.files)

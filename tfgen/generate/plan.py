@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 
-from tfgen.generate.code import KEPT_OUTSIDE, argument, float32_head, keras_call, keywords, layer_lines, literal
+from tfgen.generate.code import argument, float32_head, keras_call, keywords, layer_lines, literal
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit, strings_reason
 from tfgen.generate.identity import data_files, state_sha256
+from tfgen.generate.model_plan import branch_views, model_view, model_words
+from tfgen.generate.plan_data import TEST_NAMES, csv_view, data_sources, test_fields
+from tfgen.generate.tfds_plan import tfds_view
 from tfgen.generate.views import (
     SOURCE_IMPORTS,
     Batching,
@@ -22,10 +25,8 @@ from tfgen.generate.views import (
     DataView,
     DistributionView,
     FieldView,
-    LayerLine,
     LoggingView,
     LossTotal,
-    ModelView,
     OptimizerView,
     OutputView,
     Padding,
@@ -43,7 +44,6 @@ from tfgen.generate.views import (
 )
 from tfgen.spec.models import Spec
 from tfgen.spec.names import has_validation, metric_keys, output_names
-from tfgen.spec.support import model_layers
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
@@ -135,6 +135,7 @@ SCRIPT_NAMES = frozenset(
         "main",
     ]
 )
+SCRIPT_NAMES |= TEST_NAMES  # and the names of the test data's code
 
 
 def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".") -> View:
@@ -142,7 +143,9 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
     for user modules after sys.path and the working directory."""
     adapted: dict[str, int] = {}
     mixed = spec.precision != "float32"
-    # The trunk first: its adapted layers come first.
+    # In the order the model applies them (branches, trunk, heads): an adapted layer is adapted
+    # after the adapted layers before it.
+    branches = branch_views(spec, adapted, mixed)
     trunk = layer_lines(spec.model.layers, adapted, mixed, source="x", variable="x", result="x")
     outputs = _outputs(spec, adapted, mixed)
     return View(
@@ -163,7 +166,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
         inputs=[_field(n, i.shape, i.dtype, _input_classes(i)) for n, i in spec.model.inputs.items()],
         targets=[_field(n, t.shape, t.dtype, t.class_count, t.class_names) for n, t in spec.targets.items()],
         data=_data(spec, adapted),
-        model=_model(spec, trunk, outputs, adapted),
+        model=model_view(spec, branches, trunk, outputs, adapted),
         optimizer=optimizer_view(spec),
         precision=PrecisionView(
             policy=None if spec.precision == "float32" else spec.precision,
@@ -207,8 +210,7 @@ def _made_by(spec: Spec, spec_path: str, version: str) -> str:
     files = data_files(spec)
     if files:
         made_by += f', "data_files": {literal(files)}'
-    parts = [spec.data.train, spec.data.validation]
-    if all(part is None or part.source.type == "synthetic" for part in parts):
+    if all(source.type == "synthetic" for source in data_sources(spec)):
         made_by += ', "all_synthetic": True'  # --synthetic changes nothing
     return f'{{{made_by}, "tfgen": {literal(version)}}}'
 
@@ -252,8 +254,10 @@ def _outputs(spec: Spec, adapted: dict[str, int], mixed: bool) -> list[OutputVie
     return views
 
 
-def _source(source, part: Part) -> SourceView:
+def _source(source, part: Part, spec: Spec | None = None) -> SourceView:
     kind = SourceType(source.type)
+    if kind is SourceType.CSV:
+        return csv_view(source, part, spec)
     if kind is SourceType.PYTHON:
         return SourceView(kind, part, call=literal(source.function), kwargs=keywords(source.kwargs))
     if kind is SourceType.NPZ:
@@ -265,7 +269,7 @@ def _source(source, part: Part) -> SourceView:
         )
     if kind is SourceType.KERAS:
         return SourceView(kind, part, dataset=literal(source.dataset), split=literal(source.split))
-    return SourceView(kind, part)  # synthetic: drawn from SYNTHETIC_*_EXAMPLES
+    return tfds_view(source, part) if kind is SourceType.TFDS else SourceView(kind, part)  # synthetic: drawn
 
 
 def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
@@ -280,9 +284,9 @@ def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
     variable = batching is not Batching.BATCH
     shard_policy, shard_reason = _shard_policy(spec)
     bucket = train.bucket_by_sequence_length
-    sources = [train.source] + ([validation.source] if validation else [])
+    sources = data_sources(spec)
     return DataView(
-        train=_source(train.source, Part.TRAIN),
+        train=_source(train.source, Part.TRAIN, spec),
         validation=_source(validation.source, Part.VALIDATION) if validation else None,
         split=spec.data.validation_split,
         stratify=spec.data.stratify,
@@ -316,19 +320,7 @@ def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
         else 4 * validation_batch,
         validation_steps=spec.train.validation_steps,
         imports=frozenset(m for s in sources for m in SOURCE_IMPORTS.get(SourceType(s.type), ())),
-    )
-
-
-def _model(spec: Spec, trunk: list[LayerLine], outputs: list[OutputView], adapted: dict[str, int]) -> ModelView:
-    types = {item.type for item in model_layers(spec) if getattr(item, "adapt_batches", None)}
-    return ModelView(
-        builder=spec.model.builder,
-        builder_kwargs=keywords(spec.model.kwargs),
-        only_input=literal(next(iter(spec.model.inputs))) if len(spec.model.inputs) == 1 else None,
-        trunk=trunk,
-        outputs=outputs,
-        adapted=adapted,
-        kept_outside={t: dtype for t, dtype in KEPT_OUTSIDE.items() if t in types},
+        **test_fields(spec, lambda source, part: _source(source, part, spec)),
     )
 
 
@@ -414,7 +406,7 @@ def _plateau_args(plateau) -> TrackerArgs:
 
 def user_functions(spec: Spec) -> list[tuple[tuple[str, ...], str]]:
     """The `package.module:function` references the script imports, with their spec fields."""
-    parts = ["train"] + (["validation"] if spec.data.validation else [])
+    parts = [part for part in ("train", "validation", "test") if getattr(spec.data, part)]
     sources = [(("data", part, "source", "function"), getattr(spec.data, part).source) for part in parts]
     found = [(loc, source.function) for loc, source in sources if source.type == "python"]
     return found + ([(("model", "builder"), spec.model.builder)] if spec.model.builder else [])
@@ -428,8 +420,9 @@ def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:
         "tfrecord": "TFRecord files",
         "synthetic": f"{getattr(source, 'examples', 0)} random examples",
         "keras": f"`keras.datasets.{getattr(source, 'dataset', '')}` ({getattr(source, 'split', '')} split)",
+        "tfds": f"TensorFlow Datasets `{getattr(source, 'name', '')}` ({getattr(source, 'split', '')} split)",
+        "csv": "columns of a CSV file",
     }[source.type]
-    model = f"built by `{spec.model.builder}`" if spec.model.builder else f"{len(spec.model.layers)} shared layers"
     heads = ", ".join(f"`{o.name}` ({spec.losses[o.name].type})" for o in outputs)
     held_out = "stratified " if spec.data.stratify else ""
     return [
@@ -437,7 +430,7 @@ def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:
         "",
         f"Data: {described}"
         + (f"; a {held_out}random part held out for validation." if spec.data.validation_split else "."),
-        f"Model: {model}; outputs {heads}.",
+        f"Model: {model_words(spec)}; outputs {heads}.",
         f"Optimizer: {spec.optimizer.type}" + ("; early stopping." if spec.train.early_stopping else "."),
     ]
 

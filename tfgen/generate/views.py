@@ -52,6 +52,8 @@ class SourceType(Enum):
     TFRECORD = "tfrecord"
     KERAS = "keras"
     SYNTHETIC = "synthetic"
+    TFDS = "tfds"
+    CSV = "csv"
 
 
 class Part(Enum):
@@ -59,6 +61,7 @@ class Part(Enum):
 
     TRAIN = "train"
     VALIDATION = "validation"
+    TEST = "test"
 
 
 class Module(Enum):
@@ -138,14 +141,15 @@ class SourceView:
     type: SourceType
     part: Part
     call: str = ""  # python: the `package.module:function` literal
-    kwargs: Keywords | None = None  # python: the function's keyword arguments
+    kwargs: Keywords | None = None  # python: the function's keyword arguments; tfds: data_dir, x, y
     path: str = ""
     x: str = ""
     y: str = ""
     features: str = ""  # tfrecord: {name: (shape, dtype)}
     compression: str = "None"
-    dataset: str = ""
+    dataset: str = ""  # keras, tfds: the dataset's name
     split: str = ""
+    options: list[str] = field(default_factory=list)  # csv: `name=literal` keyword arguments not at their default
 
 
 @dataclass
@@ -161,6 +165,14 @@ class Padding:
 
     shapes: str | None = None
     values: str | None = None
+
+
+@dataclass
+class HeldOut:
+    """`rt.held_out`'s call: the names its three parts are assigned to, and its keyword arguments."""
+
+    names: str  # "train, validation, test" with `_` for a part the split does not give
+    arguments: str  # "validation=VALIDATION_SPLIT, test=TEST_SPLIT, stratify=True", as the split has them
 
 
 @dataclass
@@ -191,6 +203,15 @@ class DataView:
     synthetic_validation: int
     validation_steps: int | None
     imports: frozenset[Module]  # modules the sources' loaders need
+    test: SourceView | None = None  # a test source of its own
+    test_split: float | None = None
+    test_batch_size: int | None = None  # None: no test data
+    synthetic_test: int = 0
+    held_out: HeldOut | None = None  # None: rt.split_arrays holds out the validation rows (or nothing is held out)
+
+    @property
+    def has_test(self) -> bool:
+        return self.test_batch_size is not None
 
     @property
     def memory(self) -> bool:
@@ -207,7 +228,7 @@ class DataView:
 
     @property
     def sources(self) -> list[SourceView]:
-        return [self.train] + ([self.validation] if self.validation else [])
+        return [self.train] + ([self.validation] if self.validation else []) + ([self.test] if self.test else [])
 
     @property
     def source_types(self) -> frozenset[SourceType]:
@@ -241,10 +262,20 @@ class OutputView:
 
 
 @dataclass
+class BranchView:
+    """One input's own layers: from `inputs[name]` into `branches[name]`."""
+
+    input: str  # the input's name (an identifier)
+    lines: list[LayerLine]
+
+
+@dataclass
 class ModelView:
     builder: str | None  # package.module:function
     builder_kwargs: Keywords | None
-    only_input: str | None
+    branches: list[BranchView]  # in the inputs' order
+    start: LayerLine  # assigns the trunk's `x`: the one input or branch, or the merge of several
+    merge_comment: str | None  # what the merge joins, and how (several inputs)
     trunk: list[LayerLine]
     outputs: list[OutputView]
     adapted: dict[str, int]  # adapted layer name -> training batches (trunk first, then heads)

@@ -8,6 +8,8 @@ from typing import Any
 
 from tfgen.errors import SpecIssue
 from tfgen.spec import catalog
+from tfgen.spec.branch_rules import BRANCH_CHECKS
+from tfgen.spec.csv_check import csv_issues
 from tfgen.spec.loader import Loc, Located, walk
 from tfgen.spec.models import Spec
 from tfgen.spec.models.model import Residual
@@ -22,6 +24,7 @@ from tfgen.spec.support import (
     string_inputs,
     xla_lookups,
 )
+from tfgen.spec.tfds_checks import check_tfds
 
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
 NEEDS_STRINGS = {  # adaptable layers that read strings: a model without a string input has none
@@ -96,15 +99,11 @@ def _history(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 
 
 def _model(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    if spec.model.builder is None and not spec.model.layers and not any(spec.model.outputs.values()):
+    model = spec.model
+    if model.builder is None and not model.branches and not model.layers and not any(model.outputs.values()):
         yield doc.issue(
             ("model", "outputs"),
             "the model has no layers (the trunk and every head are empty): it has no weights to train",
-        )
-    if spec.model.builder is None and len(spec.model.inputs) > 1:
-        yield doc.issue(
-            ("model", "inputs"),
-            "a model with several inputs needs a `builder`: a layer list has one input to start from",
         )
     train = spec.data.train
     if len(spec.model.inputs) > 1:
@@ -125,7 +124,9 @@ def _layer_items(layers: list, loc: Loc) -> Iterator[tuple[Loc, Any]]:
 
 
 def _model_layer_items(spec: Spec) -> Iterator[tuple[Loc, Any]]:
-    """(location, layer) of the model's layers, trunk then heads (`rules.model_layers` with locations)."""
+    """(location, layer) of the model's layers, branches, trunk then heads (`rules.model_layers` with locations)."""
+    for name, layers in spec.model.branches.items():
+        yield from _layer_items(layers, ("model", "branches", name))
     yield from _layer_items(spec.model.layers, ("model", "layers"))
     for output, layers in spec.model.outputs.items():
         yield from _layer_items(layers, ("model", "outputs", output))
@@ -195,12 +196,14 @@ def _sources(spec: Spec):
     yield ("data", "train", "source"), spec.data.train.source
     if spec.data.validation is not None:
         yield ("data", "validation", "source"), spec.data.validation.source
+    if spec.data.test is not None:
+        yield ("data", "test", "source"), spec.data.test.source
 
 
 def _data(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     inputs, targets = list(spec.model.inputs), list(spec.targets)
     for loc, source in _sources(spec):
-        if source.type == "npz":
+        if source.type in ("npz", "tfds") and source.x is not None:  # tfds: x and y, or neither
             for field, names, what in (("x", inputs, "input"), ("y", targets, "target")):
                 value = getattr(source, field)
                 if isinstance(value, str):
@@ -222,6 +225,14 @@ def _data(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                 ("data", "validation_split"),
                 "`validation_split` needs an in-memory source; give `data.validation` for tfrecord files",
             )
+        if source.type == "tfrecord" and spec.data.test_split is not None and loc[1] == "train":
+            yield doc.issue(
+                ("data", "test_split"), "`test_split` needs an in-memory source; give `data.test` for tfrecord files"
+            )
+
+
+def _csv(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    yield from csv_issues(spec, doc, _sources(spec))
 
 
 # Keras's folder loaders return a tf.data.Dataset that, by default, reshuffles its files on every
@@ -265,12 +276,13 @@ def _loaders(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                     "out the last files in sorted order (whole classes): give the held-out examples as "
                     "`data.validation` (a folder of their own)",
                 )
-        if loc[1] == "train" and spec.data.validation_split is not None:
-            yield doc.issue(
-                ("data", "validation_split"),
-                f"`validation_split` needs arrays; `{loader}` returns a "
-                "tf.data.Dataset: give the held-out examples as `data.validation`",
-            )
+        for split, part in (("validation_split", "validation"), ("test_split", "test")):
+            if loc[1] == "train" and getattr(spec.data, split) is not None:
+                yield doc.issue(
+                    ("data", split),
+                    f"`{split}` needs arrays; `{loader}` returns a "
+                    f"tf.data.Dataset: give the held-out examples as `data.{part}`",
+                )
 
 
 def _stratify(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
@@ -472,10 +484,13 @@ CHECKS = (
     (_adapt, {"model", "data", "precision"}),
     (_stratify, {"data", "targets"}),
     (_data, {"data", "model", "targets"}),
+    (_csv, {"data", "model", "targets"}),
     (_loaders, {"data"}),
+    (check_tfds, {"data", "model", "targets"}),
     (_losses, {"losses", "targets"}),
     (_early_stopping, {"train", "checkpoint", "data", "model", "targets", "metrics"}),
     (_history, {"model", "targets", "metrics", "loss_weighting"}),
+    *BRANCH_CHECKS,
     *STRING_CHECKS,
     *((_finite(section), {section}) for section in ("model", "data", "losses", "metrics", "optimizer")),
 )

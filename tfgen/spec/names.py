@@ -67,6 +67,11 @@ def has_validation(spec: Spec) -> bool:
     return spec.data.validation is not None or spec.data.validation_split is not None
 
 
+def has_test(spec: Spec) -> bool:
+    """The run evaluates its final model on test data (`data.test` or `data.test_split`)."""
+    return spec.data.test is not None or spec.data.test_split is not None
+
+
 def history_keys(spec: Spec) -> list[str]:
     """Every value a history row holds besides `epoch`, `lr`, and timing."""
     keys = train_keys(spec)

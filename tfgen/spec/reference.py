@@ -23,8 +23,9 @@ REFERENCE_PATH = "docs/spec-reference.md"
 KEY_PLACEHOLDERS = {"targets": "<output>", "losses": "<output>", "metrics": "<output>", "model.outputs": "<output>"}
 ITEM_PLACEHOLDER = "<i>"
 # Where a definition used in several places is documented; elsewhere its fields are not repeated.
-# `adapt` is refused on the layers of `data.train.preprocess`/`augment`, so LayerSpec lives here.
-HOMES = {"LayerSpec": f"model.layers.{ITEM_PLACEHOLDER}"}
+# `adapt` is refused on the layers of `data.train.preprocess`/`augment`, so LayerSpec lives here
+# (and the residual block, which model.branches holds first).
+HOMES = {"LayerSpec": f"model.layers.{ITEM_PLACEHOLDER}", "Residual": f"model.layers.{ITEM_PLACEHOLDER}"}
 TYPE_NAMES = {"LayerSpec": "Keras layer", "LossSpec": "Keras loss", "Residual": "`{residual: [...]}`"}
 PLAIN_STRING = re.compile(r"[A-Za-z_][A-Za-z0-9_./<>*+-]*\Z")
 YAML_WORDS = {"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"}
@@ -102,8 +103,11 @@ class Walker:
         children: list[Row] = []
         shared: list[tuple[str, str]] = []  # (where it is held here, where its fields are listed)
         for where, name, model in self.nested(path, node):
-            if HOMES.get(name, where) != where:
-                continue  # documented at its home
+            home = HOMES.get(name, where)
+            if home != where:  # documented at its home
+                if not is_keras_object(model):
+                    shared.append((where, home))
+                continue
             if name in self.homes:
                 if not is_keras_object(model):
                     shared.append((where, self.homes[name]))

@@ -64,6 +64,32 @@ DATA = """
 per element again. `keras` datasets are downloaded by Keras on first use; the tests use
 `--synthetic` instead.
 
+`tfds` datasets need the `tfds` extra (`pip install "tfgen[tfds]"`; without it `validate --deep`,
+`smoke` and the script say so in one line); TFDS downloads a dataset into `data_dir` on first use.
+They are read in TFDS's stored order and shuffled by tfgen (seeded per epoch), so a resumed run is
+exact. They stream, so `validation_split` is refused: hold out with TFDS's slicing
+(`split: "train[:80%]"` for training, `"train[80%:]"` as `data.validation`). Without `x` and `y`,
+the dataset's supervised pair fills the one input and the one target. `--deep` checks the name,
+the split's syntax, each feature's shape and dtype, and a `ClassLabel` feature's class count
+against `classes`, from TFDS's description of the dataset (nothing is downloaded).
+
+**A `csv` file** is read the same way in memory and streamed (TensorFlow's CSV parser: quoted
+fields may hold the delimiter and `""`, not a line break; a row is a line, numbered as the file's
+lines, the header being row 1). Every row is checked before the first step, streamed or not: a
+missing column, a ragged row, a value that is not a number of its column's dtype (`3.5` for an
+integer, `300` for `uint8`), an empty or missing value where none may be and an unknown label are
+one line naming the file, the row and the column. Unshuffled, a file read into memory and one
+streamed train to the same history; shuffled, they differ (the in-memory order is a seeded
+permutation, a stream's a seeded shuffle buffer), each resuming exactly. `validation_split` and
+`test_split` hold out the same rows of a streamed file as of one read into memory, by the seeded
+order of its row count (a streamed part keeps the file's order).
+
+**Test data** (`data.test` or `data.test_split`) is evaluated once, after training, on the final
+model (the best epoch's weights when the run restores them) with the validation step under the
+run's strategy: one `Test:` line, and `test.json` in the output folder. With `validation_split`,
+`test_split` takes its rows from the other end of the same seeded order, so the validation rows
+are the ones `validation_split` alone holds out.
+
 **What a `python` source must do for exact resume** (a rerun after a kill continues
 bit-identically): return the same examples in the same order on every call and every iteration,
 unbatched (one example per element), and leave shuffling to tfgen (`data.train.shuffle`, seeded
@@ -105,6 +131,18 @@ error). A target is never `string`: a class target lists its names instead, `cla
 square, stripes]` (ids are the list order; the dtype defaults to int32), and string labels from a
 source are mapped to those ids (an unknown label stops the run before the first step, naming it
 and its row).
+
+**Several inputs.** A layer-list model takes any number of inputs. `model.branches` gives an
+input its own layers (`{features: [{type: Normalization, adapt: true}]}`, the same items as
+`layers`); an input without a branch is used as it is. `model.merge` joins the inputs, after their
+branches, into the trunk's one input: `concatenate` (the default: on the last axis; equal ranks and
+equal dimensions but the last), `add`, `average` or `multiply` (equal shapes). `build_model()`
+shows each branch, the merge, the trunk and the heads in that order. A string input of several
+needs a branch that turns it into numbers (`StringLookup`, `TextVectorization` or `Hashing`). A
+branch for an input the model does not have, `merge` with one input, and `branches` or `merge`
+with a `builder` are located errors; `--deep` builds the branches and names the one whose output
+the merge cannot join.
+`data.train.preprocess` and `augment` apply to one input, so not to a model of several.
 
 **Adapted layers.** `- {type: Normalization, adapt: true}` standardises with the mean and
 variance of the training data instead of numbers written in the spec (`adapt` is a tfgen key, not

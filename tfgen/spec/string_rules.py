@@ -22,7 +22,7 @@ def _strings_under_xla(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 
 def _record_strings(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     """A record's string feature fills a string input; a string input reads a string feature."""
-    parts = [("train", spec.data.train), ("validation", spec.data.validation)]
+    parts = [("train", spec.data.train), ("validation", spec.data.validation), ("test", spec.data.test)]
     for part, pipeline in parts:
         if pipeline is not None and pipeline.source.type == "tfrecord":
             yield from _record_features(spec, doc, ("data", part, "source"), pipeline.source)

@@ -38,7 +38,7 @@ def string_inputs(spec: Spec) -> list[str]:
 
 
 def model_layers(spec: Spec) -> list:
-    """The model's layers in order, trunk then heads, residual blocks opened."""
+    """The model's layers in order, branches then trunk then heads, residual blocks opened."""
 
     def walk(items):
         for item in items:
@@ -47,8 +47,9 @@ def model_layers(spec: Spec) -> list:
             else:
                 yield item
 
+    branches = [layer for layers in spec.model.branches.values() for layer in layers]
     heads = [layer for layers in spec.model.outputs.values() for layer in layers]
-    return list(walk(list(spec.model.layers) + heads))
+    return list(walk(branches + list(spec.model.layers) + heads))
 
 
 def layer_types(spec: Spec) -> list[str]:

@@ -16,6 +16,7 @@ from tfgen.spec.models.training import LossSpec
 
 KERAS_PLACES = (
     # (path pattern, kind); "*" matches any key or index.
+    (("model", "branches", "*", "*"), "layers"),
     (("model", "layers", "*"), "layers"),
     (("model", "outputs", "*", "*"), "layers"),
     (("data", "train", "preprocess", "*"), "layers"),

@@ -158,8 +158,7 @@ class LayerSpec(KerasObject):
             "description": "a tfgen key, not a Keras argument: `true` or `{batches: N}` (`true`: "
             f"{ADAPT_BATCHES}): before the first step, compute the layer's statistics (`Normalization`, "
             "`Discretization`, the vocabulary of `IntegerLookup`, `StringLookup`, `TextVectorization`) on the first "
-            "N training batches; on a layer of `model.layers` or "
-            "`model.outputs` only",
+            "N training batches; on a layer of `model.branches`, `model.layers` or `model.outputs` only",
             "default": False,
             "examples": [True],
         }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import Field, PositiveInt, field_validator, model_validator
 
 from tfgen.spec.models.base import DottedRef, Identifier, LayerSpec, Shape, StrictModel
 
@@ -77,6 +77,100 @@ class KerasSource(StrictModel):
     split: Literal["train", "test"] = Field("train", description="which of its two splits", examples=["test"])
 
 
+CSV_IN_MEMORY_MIB = 64  # larger CSV files stream from the file (see CsvSource)
+Column = Annotated[str, Field(min_length=1)]
+Columns = Column | Annotated[list[Column], Field(min_length=1)]
+
+
+class CsvSource(StrictModel):
+    """A CSV file with a header row; `x` and `y` name its columns (one column, or a list stacked into a vector
+    along the last axis; one entry, or a mapping per input/target)."""
+
+    type: Literal["csv"] = Field(description="a CSV file with a header row", examples=["csv"])
+    path: str = Field(
+        min_length=1,
+        description=f"the CSV file (a relative path starts at the working directory); up to {CSV_IN_MEMORY_MIB} MiB "
+        "it is read into memory, a larger one streams from the file (`data.train.in_memory` forces either)",
+        examples=["data/houses.csv"],
+    )
+    x: Columns | dict[Identifier, Columns] = Field(
+        description="the column (or list of columns) of the only input, or a mapping `{input: column or columns}`",
+        examples=[{"features": ["sqft", "bedrooms", "age"], "city": "city"}],
+    )
+    y: Columns | dict[Identifier, Columns] = Field(
+        description="the column of the only target, or a mapping `{target: column or columns}`",
+        examples=["price"],
+    )
+    delimiter: str = Field(
+        ",", min_length=1, max_length=1, description="the one character between fields", examples=[";"]
+    )
+    na_values: list[str] = Field(
+        [],
+        description="values read as missing: NaN in a float column (then refused as any non-finite value is, "
+        "naming its row); an error in an integer or string column",
+        examples=[["NA", ""]],
+    )
+
+    @field_validator("delimiter")
+    @classmethod
+    def _delimiter(cls, value: str) -> str:
+        if value in ('"', "\n", "\r"):
+            raise ValueError("a delimiter cannot be a quote or a line break")
+        return value
+
+
+class TfdsSource(StrictModel):
+    """A TensorFlow Datasets dataset (the `tfds` extra: `pip install "tfgen[tfds]"`), read in its
+    stored order; `x` and `y` name its features, or (both omitted) its supervised `(input, target)` pair."""
+
+    type: Literal["tfds"] = Field(description="a TensorFlow Datasets dataset", examples=["tfds"])
+    name: str = Field(
+        min_length=1,
+        description="the dataset's TFDS name, with an optional `/config` and `:version`",
+        examples=["mnist"],
+    )
+    split: str = Field(
+        "train",
+        min_length=1,
+        description="the split, in TFDS's slicing syntax (`train[:80%]`, `train[80%:]`: hold part of a split "
+        "out as `data.validation`)",
+        examples=["train[:80%]"],
+    )
+    data_dir: str | None = Field(
+        None,
+        min_length=1,
+        description="where TFDS keeps (and downloads) the data; null: TFDS's default (`~/tensorflow_datasets`)",
+        examples=["data/tfds"],
+    )
+    x: str | dict[Identifier, str] | None = Field(
+        None,
+        description="the feature of the only input, or a mapping `{input: feature}`; null (with `y`): the "
+        "dataset's supervised pair",
+        examples=["image"],
+    )
+    y: str | dict[Identifier, str] | None = Field(
+        None,
+        description="the feature of the only target, or a mapping `{target: feature}`; null (with `x`): the "
+        "dataset's supervised pair",
+        examples=["label"],
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _one_word(cls, value: str) -> str:
+        if any(character.isspace() for character in value):
+            raise ValueError(f"`{value}` is not a TFDS name (it has a space): e.g. `mnist` or `glue/sst2:2.0.0`")
+        return value
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> TfdsSource:
+        if (self.x is None) != (self.y is None):
+            raise ValueError(
+                "give both `x` and `y` (feature names), or neither (the dataset's supervised `(input, target)` pair)"
+            )
+        return self
+
+
 class SyntheticSource(StrictModel):
     """Random data of the declared input and target shapes."""
 
@@ -85,11 +179,12 @@ class SyntheticSource(StrictModel):
 
 
 Source = Annotated[
-    PythonSource | NpzSource | TFRecordSource | KerasSource | SyntheticSource, Field(discriminator="type")
+    PythonSource | NpzSource | TFRecordSource | KerasSource | SyntheticSource | TfdsSource | CsvSource,
+    Field(discriminator="type"),
 ]
 
-# Sources that give arrays (a python function may also return a tf.data.Dataset).
-IN_MEMORY_SOURCES = ("python", "npz", "keras", "synthetic")
+# Sources that give arrays (a python function may also return a tf.data.Dataset; a large csv file streams).
+IN_MEMORY_SOURCES = ("python", "npz", "keras", "synthetic", "csv")
 
 
 class ValidationPipeline(StrictModel):
@@ -108,6 +203,20 @@ class ValidationPipeline(StrictModel):
         description="as `data.train.padded_batch`, for validation batches; null: when training pads or buckets, "
         "each validation batch is padded with 0 to its longest example",
         examples=[{"padded_shapes": {"tokens": [64]}}],
+    )
+
+
+class TestPipeline(StrictModel):
+    """A test source of its own: the final model is evaluated on it once, after training."""
+
+    source: Source = Field(
+        description="where the test examples come from: one of the sources of `data.train.source`",
+        examples=[{"type": "csv", "path": "data/houses-test.csv", "x": ["sqft", "age"], "y": "price"}],
+    )
+    batch_size: PositiveInt | None = Field(
+        None,
+        description="the global test batch size; null: the validation batch size (itself the training one by default)",
+        examples=[256],
     )
 
 
@@ -196,14 +305,14 @@ class TrainPipeline(StrictModel):
         "auto",
         description="keep the training arrays on the device and slice each batch inside the compiled loop (a seeded "
         "permutation per epoch; augmentation runs in the step); auto: for array sources (`python`, `npz`, `keras`, "
-        "`synthetic`) of at most 1 GiB with `drop_remainder`, no `cache` and no padding or bucketing, "
-        "else the tf.data pipeline",
+        "`synthetic`, a `csv` file of at most 64 MiB) of at most 1 GiB with `drop_remainder`, no `cache` and no "
+        "padding or bucketing, else the tf.data pipeline; false also streams a `csv` file from disk",
         examples=[False],
     )
 
 
 class Data(StrictModel):
-    """Where the training and validation examples come from and how they are batched."""
+    """Where the training, validation and test examples come from and how they are batched."""
 
     train: TrainPipeline = Field(
         description="the training pipeline",
@@ -222,10 +331,24 @@ class Data(StrictModel):
         "ordered); not with `validation`",
         examples=[0.2],
     )
+    test: TestPipeline | None = Field(
+        None,
+        description="a separate test source, evaluated once after training (`Test:` line, `test.json`); "
+        "not with `test_split`",
+        examples=[{"source": {"type": "npz", "path": "data/test.npz", "x": "x", "y": "y"}}],
+    )
+    test_split: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="a seeded random fraction of the training source held out for the test (never trained, adapted "
+        "or validated on); with `validation_split`, the validation rows are the ones it holds out alone",
+        examples=[0.1],
+    )
     stratify: bool = Field(
         False,
-        description="hold out that fraction of each class of the (one) target, which needs shape `[]` and `classes`; "
-        "seeded like the plain split",
+        description="hold out those fractions of each class of the (one) target, which needs shape `[]` and "
+        "`classes`; seeded like the plain split",
         examples=[True],
     )
     shard_policy: Literal["auto", "data", "file", "off"] = Field(
@@ -238,6 +361,14 @@ class Data(StrictModel):
     def _one_validation(self) -> Data:
         if self.validation is not None and self.validation_split is not None:
             raise ValueError("give `validation` or `validation_split`, not both")
-        if self.stratify and self.validation_split is None:
-            raise ValueError("`stratify` stratifies the `validation_split`; there is none")
+        if self.stratify and self.validation_split is None and self.test_split is None:
+            raise ValueError("`stratify` stratifies `validation_split` and `test_split`; there is neither")
+        return self
+
+    @model_validator(mode="after")
+    def _one_test(self) -> Data:
+        if self.test is not None and self.test_split is not None:
+            raise ValueError("give `test` or `test_split`, not both")
+        if self.test_split is not None and self.test_split + (self.validation_split or 0) >= 1:
+            raise ValueError("`validation_split` and `test_split` hold out all the training examples: lower them")
         return self

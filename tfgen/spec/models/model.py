@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Discriminator, Field, PositiveInt, Tag, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    Discriminator,
+    Field,
+    PositiveInt,
+    Tag,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from tfgen.spec.models.base import DottedRef, DType, Identifier, InputDType, LayerSpec, Shape, StrictModel
 
@@ -53,10 +62,23 @@ class InputSpec(StrictModel):
 
 
 class Model(StrictModel):
-    """Either `layers` (a shared trunk) + `outputs` (named heads), or a `builder` function."""
+    """Either `layers` (a shared trunk) + `outputs` (named heads), after optional per-input
+    `branches` merged into the trunk, or a `builder` function."""
 
     inputs: dict[Identifier, InputSpec] = Field(
         min_length=1, description="one entry per model input", examples=[{"pixels": {"shape": [64]}}]
+    )
+    branches: dict[Identifier, Annotated[list[Layer], Field(min_length=1)]] = Field(
+        {},
+        description="`{input: [layers]}`: an input's own layers, applied before the merge; an input without a "
+        "branch is merged as it is",
+        examples=[{"features": [{"type": "Normalization", "adapt": True}]}],
+    )
+    merge: Literal["concatenate", "add", "average", "multiply"] = Field(
+        "concatenate",
+        description="how several inputs (after their branches) become the trunk's one input: `concatenate` (on "
+        "the last axis), `add`, `average` or `multiply` (equal shapes)",
+        examples=["add"],
     )
     layers: list[Layer] = Field(
         [],
@@ -74,7 +96,7 @@ class Model(StrictModel):
     builder: DottedRef | None = Field(
         None,
         description="`package.module:function` returning a keras.Model whose outputs are a dict keyed by target "
-        "name (instead of `layers`/`outputs`; needed for several inputs)",
+        "name (instead of `branches`/`layers`/`outputs`)",
         examples=["mymodels:build"],
     )
     kwargs: dict[str, Any] = Field({}, description="keyword arguments for `builder`", examples=[{"width": 64}])
@@ -88,6 +110,17 @@ class Model(StrictModel):
         if self.kwargs and self.builder is None:
             raise ValueError("`kwargs` are passed to a `builder`; there is none")
         return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        """The fields, less `branches` and `merge` where they hold their defaults: a model
+        without branches dumps (and so hashes into a run's STATE_SHA256) as it did before them."""
+        data = handler(self)
+        if not self.branches:
+            data.pop("branches", None)
+        if self.merge == "concatenate":
+            data.pop("merge", None)
+        return data
 
 
 def _class_names(names: list[str]) -> list[str]:

@@ -1,0 +1,89 @@
+"""`--deep` on a model's branches: each input through its own layers, then the merge into the
+trunk, as the script builds them; a merge that cannot join what reaches it is located at the
+branch (or the input) that does not fit."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from tfgen.check.head_rules import _same_shape, _shape
+from tfgen.generate.model_plan import MERGE_LAYERS
+from tfgen.spec.loader import Loc
+
+
+def trunk_input(deep: Any, inputs: dict[str, Any]) -> Any:
+    """The tensor the trunk starts from (None, with an issue, when it cannot be built).
+    `deep` is the deep checker (tfgen.check.deep._Deep): its stack, fail and apply."""
+    model = deep.spec.model
+    ends = {}
+    for name, tensor in inputs.items():
+        if name in model.branches:
+            ends[name] = deep.stack(model.branches[name], tensor, ("model", "branches", name))
+        else:
+            ends[name] = tensor
+    if len(ends) == 1:
+        return next(iter(ends.values()))
+    if any(tensor is None for tensor in ends.values()):
+        return None  # a branch failed: reported there
+    problem = merge_problem(model.merge, ends, set(model.branches))
+    if problem is not None:
+        name, message = problem
+        deep.issues.append(deep.doc.issue(_where(name, model.branches), message, key=True))
+        return None
+    layer = MERGE_LAYERS[model.merge]
+    return deep.apply(getattr(deep.keras.layers, layer)(), list(ends.values()), ("model", "merge"), layer)
+
+
+def _where(name: str, branches: dict) -> Loc:
+    return ("model", "branches", name) if name in branches else ("model", "inputs", name)
+
+
+def merge_problem(merge: str, tensors: dict[str, Any], branched: set[str]) -> tuple[str, str] | None:
+    """(the input that does not fit, why) when `merge` cannot join these tensors; None: it can.
+    Concatenation needs equal ranks and equal dimensions but the last; the others equal shapes."""
+    shapes = {name: tuple(tensor.shape[1:]) for name, tensor in tensors.items()}
+    concatenate = merge == "concatenate"
+
+    def what(name: str) -> str:
+        return f"the `{name}` branch" if name in branched else f"input `{name}`"
+
+    for name, tensor in tensors.items():
+        if str(tensor.dtype) == "string":
+            return name, f"{what(name)} gives strings, which cannot be merged: give it layers that give numbers"
+        if concatenate and not shapes[name]:
+            return (
+                name,
+                f"`concatenate` joins on the last axis, but {what(name)} gives one value per example (shape ())",
+            )
+    fits = _concatenable if concatenate else _same_shape
+    reference = _reference(shapes, branched, concatenate)
+    rule = (
+        "`concatenate` needs equal ranks and equal dimensions but the last"
+        if concatenate
+        else f"`{merge}` needs equal shapes"
+    )
+    for name, shape in shapes.items():
+        if not fits(shape, shapes[reference]):
+            return name, (
+                f"{rule}: {what(name)} gives {_shape(shape)} per example, "
+                f"{what(reference)} gives {_shape(shapes[reference])}"
+            )
+    return None
+
+
+def _reference(shapes: dict[str, tuple], branched: set[str], concatenate: bool) -> str:
+    """The input whose shape the others are held to: the most common shape (for concatenation,
+    the rank and all but the last dimension), else an input without a branch (its shape is the
+    data's), else the first."""
+
+    def key(name: str) -> tuple:
+        return (len(shapes[name]), shapes[name][:-1]) if concatenate else shapes[name]
+
+    counts = Counter(key(name) for name in shapes)
+    order = {name: index for index, name in enumerate(shapes)}
+    return max(shapes, key=lambda name: (counts[key(name)], name not in branched, -order[name]))
+
+
+def _concatenable(shape: tuple, other: tuple) -> bool:
+    return len(shape) == len(other) and _same_shape(shape[:-1], other[:-1])

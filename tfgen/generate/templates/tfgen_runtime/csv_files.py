@@ -1,0 +1,180 @@
+"""CSV files with a header row, read into a spec's inputs and targets (`read_csv`): into
+memory, or streamed from the file by tf.data; every row is checked once before training.
+"""
+
+import csv
+import os
+from collections import namedtuple
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+from .csv_rows import check_lines, examples, parse_lines
+from .errors import UserError
+
+IN_MEMORY_BYTES = 64 * 2**20  # a larger file streams (unless `in_memory: true`)
+CHECKED_LINES = 65536  # lines checked (and read) together before training
+STREAMED_LINES = 4096  # lines parsed together as they stream (then one example each)
+HEADER_SHOWN = 30  # header names listed when a column is missing
+
+# One input or target: "x" or "y", its name and Field, the header indices of its columns,
+# and whether they are stacked into a vector (a list of columns).
+Item = namedtuple("Item", "part name field columns stacked")
+# A file as it is read: its path, delimiter, missing values, header and items.
+Layout = namedtuple("Layout", "path delimiter na_values header items")
+
+
+def read_csv(
+    path, inputs, targets, *, x, y, delimiter=",", na_values=(), stream=None, rows=False
+):
+    """The examples of a CSV file: `({input: x}, {target: y})` arrays, or a dataset
+    streaming the file (`stream`: True, False, or None: when it is over 64 MiB).
+
+    `x` and `y` map each input and target to a column or a list of columns (or give the
+    only one's). Every row is checked first: a bad one is one line naming the file, the
+    row (its line number) and the column. `rows`: a streamed file is returned as a
+    `CsvStream`, which `held_out` splits by row.
+    """
+    require_file(path)
+    header = read_header(path, delimiter)
+    items = layout_items(path, header, (inputs, targets), (x, y))
+    layout = Layout(path, delimiter, tuple(na_values), tuple(header), items)
+    if stream is None:
+        stream = os.path.getsize(path) > IN_MEMORY_BYTES
+    if not stream:
+        return read_arrays(layout)
+    found = CsvStream(layout, *checked_rows(layout, labels=rows))
+    print(f"{found.rows} rows in {path} (streamed)")
+    return found if rows else found.dataset()
+
+
+def require_file(path):
+    """FileNotFoundError, in one line, unless `path` is a file."""
+    if Path(path).is_file():
+        return
+    where = f"relative paths start at {Path.cwd()}"
+    fix = "pass --synthetic to train on random data instead"
+    raise FileNotFoundError(f"data file {path} not found ({where}); {fix}")
+
+
+def read_header(path, delimiter):
+    """The column names of the file's first line (row 1)."""
+    with open(path, "rb") as file:
+        line = file.readline()
+    try:
+        text = line.decode("utf-8-sig").rstrip("\r\n")  # a byte-order mark is no name
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: row 1 (the header) is not UTF-8 text") from None
+    if not text:
+        need = "a csv source needs a header row naming its columns"
+        raise UserError(f"{path}: row 1 is empty: {need}")
+    return next(csv.reader([text], delimiter=delimiter))
+
+
+def layout_items(path, header, fields, mappings):
+    """The `Item` of every input and target: its columns found in the header."""
+    items = []
+    for part, group, mapping in zip(("x", "y"), fields, mappings):
+        if not isinstance(mapping, dict):
+            mapping = {next(iter(group)): mapping}
+        for name, field in group.items():
+            columns = mapping[name]
+            stacked = isinstance(columns, list | tuple)
+            names = list(columns) if stacked else [columns]
+            indices = tuple(column_index(path, header, column) for column in names)
+            items.append(Item(part, name, field, indices, stacked))
+    return items
+
+
+def column_index(path, header, column):
+    """Where `column` is in the header; UserError (listing the header) when it is not there
+    once."""
+    found = [index for index, name in enumerate(header) if name == column]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise UserError(
+            f"{path}: row 1 (the header) names column `{column}` {len(found)} times"
+        )
+    shown = ", ".join(header[:HEADER_SHOWN])
+    if len(header) > HEADER_SHOWN:
+        shown += f", ... ({len(header)} columns)"
+    raise UserError(
+        f"{path}: row 1 (the header) has no column `{column}`: it has {shown}"
+    )
+
+
+def line_batches(path):
+    """The file's lines after the header, in batches, with the row of each batch's first."""
+    lines = tf.data.TextLineDataset(path).skip(1).batch(CHECKED_LINES)
+    for number, batch in enumerate(lines):
+        yield 2 + number * CHECKED_LINES, batch
+
+
+def read_arrays(layout):
+    """Every row of the file, checked, as `({input: x}, {target: y})` arrays."""
+    parts = []
+    for first_row, lines in line_batches(layout.path):
+        fields = check_lines(lines, first_row, layout)
+        parts.append(examples(fields, layout))
+    if not parts:  # a header and no row: arrays of no example
+        parts.append(parse_lines(tf.constant([], tf.string), layout))
+    joined = ({}, {})
+    for index, group in enumerate(joined):
+        for name in parts[0][index]:
+            group[name] = np.concatenate([part[index][name].numpy() for part in parts])
+    return joined
+
+
+def checked_rows(layout, labels=False):
+    """Check every row; return how many there are and (`labels`) the first target's values."""
+    count = 0
+    values = []
+    for first_row, lines in line_batches(layout.path):
+        fields = check_lines(lines, first_row, layout)
+        count += int(tf.size(lines))
+        if labels:
+            targets = examples(fields, layout)[1]
+            values.append(next(iter(targets.values())).numpy())
+    if not labels:
+        return count, None
+    return count, np.concatenate(values) if values else np.zeros(0)
+
+
+class CsvStream:
+    """A CSV file whose rows were checked, streamed by tf.data: every row's example, or
+    the rows of one part of a split (`held_out`).
+
+    Attributes:
+        rows: how many rows (examples) the file has.
+        labels: the first target's value of each row (None: not kept).
+    """
+
+    def __init__(self, layout, rows, labels=None):
+        self.layout = layout
+        self.rows = rows
+        self.labels = labels
+
+    def dataset(self, parts=None, part=0):
+        """The examples in file order: every row's, or those where `parts[row] == part`."""
+        layout = self.layout
+        lines = tf.data.TextLineDataset(layout.path).skip(1).batch(STREAMED_LINES)
+        if parts is None:
+            count = self.rows
+            parsed = lines.map(
+                lambda batch: parse_lines(batch, layout),
+                num_parallel_calls=tf.data.AUTOTUNE,
+            )
+        else:
+            keep = tf.constant(np.asarray(parts) == part)
+            count = int(np.sum(np.asarray(parts) == part))
+
+            def kept(number, batch):
+                start = number * STREAMED_LINES
+                chosen = keep[start : start + tf.size(batch, tf.int64)]
+                return parse_lines(tf.boolean_mask(batch, chosen), layout)
+
+            parsed = lines.enumerate().map(kept, num_parallel_calls=tf.data.AUTOTUNE)
+        examples = parsed.unbatch()
+        return examples.apply(tf.data.experimental.assert_cardinality(count))
