@@ -185,6 +185,7 @@ class Trainer(rt.StandardTrainer):
             adapted=self.adapted,
         )
 
+    # Not XLA-compiled: the input `city` holds strings, and XLA has no string type.
     def train_step(self, features, targets):
         """One update from this replica's part of the global batch."""
         with tf.GradientTape() as tape:

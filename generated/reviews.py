@@ -169,6 +169,7 @@ class Trainer(rt.StandardTrainer):
             adapted=self.adapted,
         )
 
+    # Not XLA-compiled: the input `text` holds strings, and XLA has no string type.
     def train_step(self, features, targets):
         """One update from this replica's part of the global batch."""
         with tf.GradientTape() as tape:

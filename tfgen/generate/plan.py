@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from tfgen.generate.code import argument, float32_head, keras_call, keywords, layer_lines, literal
-from tfgen.generate.decisions import resolve_in_memory, resolve_jit
+from tfgen.generate.decisions import resolve_in_memory, resolve_jit, strings_reason
 from tfgen.generate.folder_plan import folder_description, folder_source
 from tfgen.generate.identity import data_files, state_sha256
 from tfgen.generate.model_plan import branch_views, model_view, model_words
@@ -361,6 +361,7 @@ def _step(spec: Spec, outputs: list[OutputView]) -> StepView:
     train = spec.data.train
     return StepView(
         jit=resolve_jit(spec),
+        not_compiled=strings_reason(spec),
         accumulation=spec.train.gradient_accumulation_steps,
         variable_batches=not train.drop_remainder or train.bucket_by_sequence_length is not None,
         allow_unused=spec.train.allow_unused_variables,

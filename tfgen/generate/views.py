@@ -379,6 +379,7 @@ class StepView:
     ema_decay: float
     steps_per_execution: int | None
     deterministic: bool
+    not_compiled: str | None = None  # why the step is never XLA-compiled, where strings are why
 
     @property
     def accumulates(self) -> bool:

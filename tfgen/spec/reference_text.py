@@ -133,8 +133,8 @@ another layer). A model with a string input streams its data through `tf.data` (
 is an error) and its step is never XLA-compiled (XLA has no string type; `jit_compile: true` is an
 error). A target is never `string`: a class target lists its names instead, `classes: [circle,
 square, stripes]` (ids are the list order; the dtype defaults to int32), and string labels from a
-source are mapped to those ids (an unknown label stops the run before the first step, naming it
-and its row).
+source are mapped to those ids: an unknown label is one line, naming it and its row (arrays:
+before the first step; a dataset's labels are checked as they stream).
 
 **Several inputs.** A layer-list model takes any number of inputs. `model.branches` gives an
 input its own layers (`{features: [{type: Normalization, adapt: true}]}`, the same items as

@@ -151,8 +151,8 @@ def first_line(error):
 
 def is_data_check(line):
     """Whether `line` is the message of a data check in the graph (labels, finite
-    values, a folder source's file that cannot be read)."""
-    checks = ("labels outside", "non-finite values", FAILED)
+    values, a label not of the classes, a folder source's file that cannot be read)."""
+    checks = ("labels outside", "non-finite values", "not one of the classes", FAILED)
     return any(check in line for check in checks)
 
 
