@@ -79,6 +79,24 @@ def test_an_image_folder_trains_a_cnn_and_run_json_records_its_class_names(build
     assert (tmp_path / "run" / "model.keras").exists()
 
 
+def test_an_image_folder_is_tested_on_its_held_out_files_and_on_a_test_folder(build_spec, tmp_path):
+    write_images(tmp_path / "shapes", per_class=16, size=(6, 6))
+    write_images(tmp_path / "test", per_class=4, size=(6, 6))
+    spec = image_spec(tmp_path / "shapes", size=(6, 6), test_split=0.25)
+    spec["train"] = {"epochs": 6}
+    result = run(build_spec(spec), tmp_path, "--output-dir", "split")
+    assert result.returncode == 0, result.stderr[-3000:]
+    tested = json.loads((tmp_path / "split" / "test.json").read_text())
+    assert [line for line in result.stdout.splitlines() if line.startswith("Test:")]
+    assert tested["sparse_categorical_accuracy"] == 1.0  # 12 held out, 4 of each class
+    source = {"type": "image_folder", "directory": str(tmp_path / "test"), "image_size": [6, 6]}
+    spec = image_spec(tmp_path / "shapes", size=(6, 6), test={"source": source})
+    spec["train"] = {"epochs": 6}
+    result = run(build_spec(spec, stem="own"), tmp_path, "--output-dir", "own")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads((tmp_path / "own" / "test.json").read_text())["sparse_categorical_accuracy"] == 1.0
+
+
 def test_a_run_killed_mid_epoch_resumes_to_the_uninterrupted_history(build_spec, tmp_path):
     write_images(tmp_path / "shapes", per_class=12, size=(6, 6))
     spec = image_spec(tmp_path / "shapes", size=(6, 6))

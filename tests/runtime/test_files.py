@@ -120,6 +120,22 @@ def test_a_stratified_split_holds_out_files_of_every_class_the_same_each_time(tm
     assert len(files.first_examples(kept, 4)) == 4
 
 
+def test_validation_and_test_splits_hold_out_disjoint_files_of_every_class(tmp_path):
+    root = tmp_path / "shapes"
+    write_images(root, per_class=8, size=(2, 2))
+    listed = images(root)
+    train, validation, test = rt.held_out(listed, 5, validation=0.25, test=0.25, stratify=True)
+    assert [len(part) for part in (train, validation, test)] == [12, 6, 6]
+    for part in (validation, test):
+        assert sorted(np.bincount(part.labels).tolist()) == [2, 2, 2]
+    assert sorted([*train.paths, *validation.paths, *test.paths]) == sorted(listed.paths)
+    kept, held = rt.split_files(listed, 0.25, 5, stratify=True)
+    assert held.paths.tolist() == validation.paths.tolist()  # a test split leaves them as they were
+    assert len(rt.checked_test_data(test, 4)) == 4
+    with pytest.raises(rt.UserError, match="the test data is empty"):
+        rt.checked_test_data(test.rows(slice(0)))
+
+
 @pytest.mark.parametrize("position", [0, 9, 17], ids=["first", "middle", "last"])
 def test_a_file_that_cannot_be_decoded_stops_the_stream_naming_it(tmp_path, position):
     root = tmp_path / "shapes"
