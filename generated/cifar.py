@@ -330,7 +330,7 @@ def main(argv=None):
     strategy = tf.distribute.MirroredStrategy(devices)
     run = rt.RunDirectory(args, strategy, GLOBAL_BATCH_SIZE, made_by=MADE_BY)
     keras.utils.set_random_seed(SEED)
-    train, validation = run.data(load_data(synthetic=args.synthetic))
+    train, validation = run.data(load_data(synthetic=args.synthetic), TARGETS)
     trainer = Trainer(strategy, run.write)
     steps_per_epoch = trainer.use_data(train, "stream", args.steps_per_epoch)
     history = run.resume(trainer.checkpoint, argv)

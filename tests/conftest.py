@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib.util
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -83,6 +85,28 @@ def load_runtime(folder: Path = ROOT / "generated" / "tfgen_runtime"):
     return module
 
 
+class Lazy:
+    """A module loaded when a test first uses one of its names, not when pytest collects the file
+    that holds it: a pytest-xdist worker that runs none of that file's tests never imports
+    TensorFlow (about 10 s of CPU)."""
+
+    def __init__(self, load):
+        self._load = load
+        self._module = None
+
+    def __getattr__(self, name: str):
+        if name.startswith(("_", "pytest")):  # pytest's probes of what a test file holds
+            raise AttributeError(name)
+        if self._module is None:
+            self._module = self._load()
+        return getattr(self._module, name)
+
+
+def lazy_import(name: str) -> Lazy:
+    """`import name`, done at the first use of one of its names (see Lazy)."""
+    return Lazy(lambda: importlib.import_module(name))
+
+
 def base_spec(**overrides) -> dict:
     """A small valid spec (synthetic data, one Dense head), with top-level sections overridden."""
     spec = {
@@ -123,6 +147,46 @@ def build(folder: Path, spec: dict, stem: str = "small") -> Path:
 def build_spec(tmp_path):
     """`build` into tmp_path: build_spec(spec, stem="small") -> the script's path."""
     return lambda spec, stem="small": build(tmp_path, spec, stem)
+
+
+class FinishedRuns:
+    """Each distinct spec (and command line) built and trained once, in a real process, the first
+    time a test asks for it; tests copy the finished run folder (`copy_run`) before they change it.
+
+    Many tests need a finished run only to resume, corrupt or refuse it: they share one instead
+    of each training the same small spec again (once per pytest-xdist worker).
+    """
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.runs: dict[str, tuple[Path, Path]] = {}
+
+    def __call__(self, spec: dict, *args: str) -> tuple[Path, Path]:
+        """The script built from `spec` and the folder of its finished run (`args` added to its
+        command line): never change the folder, change a copy."""
+        key = json.dumps([spec, args], sort_keys=True)
+        if key not in self.runs:
+            home = self.folder / f"spec{len(self.runs)}"
+            script = build(home, spec)
+            out = home / "run"
+            command = [sys.executable, str(script), "--output-dir", str(out), *args]
+            env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+            result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env, check=False)
+            assert result.returncode == 0, result.stderr[-2000:]
+            self.runs[key] = (script, out)
+        return self.runs[key]
+
+
+@pytest.fixture(scope="session")
+def finished_runs(tmp_path_factory) -> FinishedRuns:
+    """finished_runs(spec, *args) -> (script, finished run folder), trained once a session."""
+    return FinishedRuns(tmp_path_factory.mktemp("finished"))
+
+
+def copy_run(finished: Path, folder: Path) -> Path:
+    """A copy of the run folder `finished` at `folder` (files, modes and the lock file)."""
+    shutil.copytree(finished, folder, symlinks=True)
+    return folder
 
 
 @contextlib.contextmanager
@@ -178,10 +242,27 @@ def read_history(output_dir: Path) -> list[dict]:
     return [json.loads(line) for line in (output_dir / "history.jsonl").read_text().splitlines()]
 
 
+def cuda_driver_loads() -> bool:
+    """Whether the CUDA driver library loads here: TensorFlow sees no GPU where it does not."""
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+@pytest.hookimpl(trylast=True)  # after `-m` has deselected what it deselects
 def pytest_collection_modifyitems(config, items):
-    """`gpu` tests skip, saying so, where no GPU is visible (this project's machines have none)."""
+    """`gpu` tests skip, saying so, where no GPU is visible (this project's machines have none).
+
+    Without a CUDA driver no GPU is visible; with one, a TensorFlow process says how many there
+    are (an import of TensorFlow: about 10 s of CPU in every pytest-xdist worker)."""
     gpu_items = [item for item in items if "gpu" in item.keywords]
     if not gpu_items:
+        return
+    if not cuda_driver_loads():
+        for item in gpu_items:
+            item.add_marker(pytest.mark.skip(reason="no GPU visible"))
         return
     probe = subprocess.run(
         [sys.executable, "-c", "import tensorflow as tf; print(len(tf.config.list_physical_devices('GPU')))"],

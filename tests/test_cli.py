@@ -1,4 +1,7 @@
-"""The command line: exit codes, check/diff semantics, nothing written on failure."""
+"""The command line: exit codes, check/diff semantics, nothing written on failure.
+
+What tfgen decides (build, check, diff, schema) runs through the CLI's main in this process
+(`tfgen_here`); a failed build, the exit codes and the usage error run the real command."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import json
 import shutil
 
 import yaml
-from conftest import ROOT, base_spec, run_tfgen
+from conftest import ROOT, base_spec, run_tfgen, tfgen_here
 
 from tfgen.spec.schema import schema
 
@@ -18,7 +21,7 @@ def _write(path, spec):
 
 def test_build_writes_spec_stem_py(tmp_path):
     spec = _write(tmp_path / "first.yaml", base_spec())
-    result = run_tfgen("build", str(spec), "--out", str(tmp_path / "gen"), cwd=tmp_path)
+    result = tfgen_here("build", str(spec), "--out", str(tmp_path / "gen"), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "gen" / "first.py").exists()
 
@@ -28,13 +31,13 @@ def test_check_reports_missing_stale_and_hand_edited(tmp_path):
     b = _write(tmp_path / "b.yaml", base_spec(name="b"))
     c = _write(tmp_path / "c.yaml", base_spec(name="c"))
     out = tmp_path / "gen"
-    assert run_tfgen("build", str(a), str(b), str(c), "--out", str(out), cwd=tmp_path).returncode == 0
-    assert run_tfgen("check", str(a), str(b), str(c), "--out", str(out), cwd=tmp_path).returncode == 0
+    assert tfgen_here("build", str(a), str(b), str(c), "--out", str(out), cwd=tmp_path).returncode == 0
+    assert tfgen_here("check", str(a), str(b), str(c), "--out", str(out), cwd=tmp_path).returncode == 0
 
     (out / "a.py").unlink()
     _write(b, base_spec(name="b", seed=99))
     (out / "c.py").write_text((out / "c.py").read_text().replace("SEED = 1", "SEED = 2"))
-    result = run_tfgen("check", str(a), str(b), str(c), "--out", str(out), cwd=tmp_path)
+    result = tfgen_here("check", str(a), str(b), str(c), "--out", str(out), cwd=tmp_path)
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert lines[0].startswith("gen/a.py: missing")
@@ -45,10 +48,10 @@ def test_check_reports_missing_stale_and_hand_edited(tmp_path):
 def test_diff_shows_what_build_would_change(tmp_path):
     spec = _write(tmp_path / "s.yaml", base_spec())
     out = tmp_path / "gen"
-    run_tfgen("build", str(spec), "--out", str(out), cwd=tmp_path)
-    assert run_tfgen("diff", str(spec), "--out", str(out), cwd=tmp_path).stdout == ""
+    tfgen_here("build", str(spec), "--out", str(out), cwd=tmp_path)
+    assert tfgen_here("diff", str(spec), "--out", str(out), cwd=tmp_path).stdout == ""
     _write(spec, base_spec(seed=7))
-    result = run_tfgen("diff", str(spec), "--out", str(out), cwd=tmp_path)
+    result = tfgen_here("diff", str(spec), "--out", str(out), cwd=tmp_path)
     assert result.returncode == 1
     assert "-SEED = 1\n+SEED = 7\n" in result.stdout
     assert result.stdout.startswith("--- a/gen/s.py\n+++ b/gen/s.py\n")
@@ -78,7 +81,7 @@ def test_validate_and_usage_exit_codes(tmp_path):
 
 
 def test_schema_is_json_schema_of_the_spec():
-    result = run_tfgen("schema")
+    result = tfgen_here("schema")
     assert result.returncode == 0
     printed = json.loads(result.stdout)
     assert printed == json.loads(json.dumps(schema()))

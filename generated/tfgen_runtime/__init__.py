@@ -16,6 +16,7 @@ concern:
 - `csv_rows`: a CSV file's rows parsed, and checked naming the row and column
 - `held_out`: the rows held out for validation and the test (seeded, disjoint)
 - `evaluation`: the final model's evaluation on the test data (test.json)
+- `files`: folder sources (one sub-folder per class): listed, split, read as they stream
 - `run_dir`: the run directory (resume, --fresh, run.json) and its history
 - `folders`: the run folder's lock, and what --fresh may remove
 - `checkpoint`: the run's checkpoint, its identity and restore
@@ -46,6 +47,14 @@ from .devices import existing_device, mirrored_devices
 from .errors import UserError
 from .evaluation import checked_test_data, evaluate_test
 from .exports import export
+from .files import (
+    decoded,
+    image_folder,
+    listed,
+    shuffle_buffer,
+    split_files,
+    text_folder,
+)
 from .held_out import held_out
 from .imports import function
 from .report import epoch_line, metric_values, progress_bar
@@ -84,6 +93,7 @@ __all__ = [
     "checked_test_data",
     "checked_tfrecords",
     "checkpoint_paths",
+    "decoded",
     "epoch_line",
     "evaluate_test",
     "existing_device",
@@ -92,7 +102,9 @@ __all__ = [
     "from_function",
     "function",
     "held_out",
+    "image_folder",
     "label_ids",
+    "listed",
     "load_tfds",
     "metric_values",
     "mirrored_devices",
@@ -107,7 +119,10 @@ __all__ = [
     "require_gradients",
     "require_weights",
     "run",
+    "shuffle_buffer",
     "split_arrays",
+    "split_files",
     "synthetic_arrays",
+    "text_folder",
     "variable_path",
 ]

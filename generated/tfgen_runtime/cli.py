@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from . import imports
 from .errors import UserError
+from .files import FAILED
 
 # Why a file could not be written or read, and what to do about it.
 FULL = (
@@ -146,9 +147,17 @@ def first_line(error):
     """The line of `error` to show: a failed data check's, else its first."""
     lines = str(error).splitlines() or [type(error).__name__]
     checks = [line for line in lines if is_data_check(line)]
-    return (checks or lines)[0].strip()
+    return failed_file(checks[0]) if checks else lines[0].strip()
 
 
 def is_data_check(line):
-    """Whether `line` is the message of a data check in the graph (labels, finite values)."""
-    return "labels outside" in line or "non-finite values" in line
+    """Whether `line` is the message of a data check in the graph (labels, finite
+    values, a label not of the classes, a folder source's file that cannot be read)."""
+    checks = ("labels outside", "non-finite values", "not one of the classes", FAILED)
+    return any(check in line for check in checks)
+
+
+def failed_file(line):
+    """A data check's line; a folder source's failed file as `<path>: cannot be read as ...`."""
+    found = re.search(rf"assertion failed: \[(.*: {FAILED} [^\]]*)\]", line)
+    return found[1] if found else line.strip()

@@ -9,6 +9,7 @@ import tensorflow as tf
 from .csv_files import CsvStream
 from .data import rows_of
 from .errors import UserError
+from .files import FileExamples
 
 PARTS = ("train", "validation", "test")
 
@@ -20,7 +21,7 @@ def held_out(data, seed, validation=None, test=None, stratify=False):
     The validation rows are the ones `split_arrays` holds out with the same seed and the
     test rows come from the other end of the same order, so a test split leaves them as
     they were. `data` is arrays `(x, y)` (the parts' rows in that order), or a
-    `CsvStream` (each part streams in file order).
+    `CsvStream` (each part streams in file order), or a folder source's files.
     """
     if isinstance(data, tf.data.Dataset):
         fix = "give the held-out examples as a source of their own, or return arrays"
@@ -29,7 +30,11 @@ def held_out(data, seed, validation=None, test=None, stratify=False):
         )
         raise UserError(f"{message}: {fix}")
     streamed = isinstance(data, CsvStream)
-    labels = data.labels if streamed else next(iter(data[1].values()))
+    files = isinstance(data, FileExamples)
+    if streamed or files:
+        labels = data.labels
+    else:
+        labels = next(iter(data[1].values()))
     count = data.rows if streamed else len(labels)
     fractions = (None, validation, test)
     order, parts = part_of_rows(count, labels if stratify else None, seed, fractions)
@@ -39,6 +44,8 @@ def held_out(data, seed, validation=None, test=None, stratify=False):
             found.append(None)
         elif streamed:
             found.append(data.dataset(parts, part))
+        elif files:
+            found.append(data.rows(order[parts[order] == part]))
         else:
             found.append(rows_of(data, order[parts[order] == part]))
     return found

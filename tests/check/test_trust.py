@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, base_spec, run_tfgen, write_module
+from conftest import ROOT, base_spec, run_tfgen, tfgen_here, write_module
 
 QUIET = {"TF_CPP_MIN_LOG_LEVEL": "3"}  # no C++ log lines (CUDA probing) among the error lines
 WHY = "(not a module of this project nor a library tfgen uses); pass --trust to allow it"
@@ -74,6 +74,8 @@ def _script(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_validate_build_check_diff_and_lint_never_import_spec_named_code(tmp_path):
+    """Run by the CLI's main in this process: a call of the planted code touches its marker here
+    as it would in a process of its own."""
     spec, from_source, from_builder = _planted(tmp_path)
     for command, code in (
         (["validate", spec], 0),
@@ -82,7 +84,7 @@ def test_validate_build_check_diff_and_lint_never_import_spec_named_code(tmp_pat
         (["diff", spec], 0),
         (["lint", "generated"], 0),
     ):
-        result = run_tfgen(*command, cwd=tmp_path)
+        result = tfgen_here(*command, cwd=tmp_path)
         assert result.returncode == code, (command, result.stderr)
     assert (tmp_path / "generated" / "x.py").exists()
     assert not from_source.exists() and not from_builder.exists()
@@ -177,7 +179,7 @@ def test_deep_refuses_modules_outside_the_project_in_site_packages_and_reexporte
 @pytest.mark.slow
 def test_script_refuses_each_in_one_line_and_runs_both_with_trust(tmp_path):
     spec, from_source, from_builder = _planted(tmp_path)
-    assert run_tfgen("build", spec, cwd=tmp_path).returncode == 0
+    assert tfgen_here("build", spec, cwd=tmp_path).returncode == 0
     data = _script(tmp_path)  # load_data calls the source first
     model = _script(tmp_path, "--synthetic")  # no source: build_model calls the builder
     for result, line in (

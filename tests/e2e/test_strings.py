@@ -372,3 +372,43 @@ def test_smoke_trains_and_resumes_a_text_classifier_on_synthetic_strings(tmp_pat
     result = run_tfgen("smoke", "reviews.yaml", "--steps", "3", cwd=tmp_path, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     assert "PASS reviews.yaml (saved at epoch 1, resumed to epoch 2" in result.stdout
+
+
+@pytest.mark.slow
+def test_an_unknown_label_in_arrays_or_a_stream_stops_the_script_in_one_line(tmp_path):
+    module = (
+        DATA_MODULE
+        + """
+
+def unknown(dataset=False):
+    x, y = rows(64, seed=2)
+    y["sentiment"][7] = "neutral"
+    if dataset:
+        import tensorflow as tf
+
+        return tf.data.Dataset.from_tensor_slices((x, {"sentiment": y["sentiment"].astype(str)}))
+    return x, y
+"""
+    )
+    (tmp_path / "reviews_data.py").write_text(module)
+    for dataset, expected in (
+        (False, "error: reviews_data:unknown: targets.sentiment: unknown label 'neutral' at row 7"),
+        (True, "targets.sentiment: a label that is not one of the classes"),
+    ):
+        spec = text_classifier(name=f"unknown_{dataset}".lower(), train={"epochs": 1})
+        spec["data"]["train"]["source"] = {"type": "python", "function": "reviews_data:unknown"}
+        spec["data"]["train"]["source"]["kwargs"] = {"dataset": dataset}
+        script = build(tmp_path, spec, spec["name"])
+        result = subprocess.run(
+            [sys.executable, str(script), "--output-dir", str(tmp_path / spec["name"])],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=600,
+            env=_ENV,
+            check=False,
+        )
+        errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+        assert result.returncode == 1, result.stderr[-3000:]
+        assert "Traceback" not in result.stderr
+        assert len(errors) == 1 and expected in errors[0], result.stderr[-3000:]

@@ -174,7 +174,7 @@ def test_in_memory_true_is_refused_for_a_streamed_tfds_source(tmp_path):
     code, errors = spec_errors(tmp_path, spec)
     assert code == 2
     assert errors == [
-        "small.yaml:11:16: data.train.in_memory: the in-memory path cannot be used: a `tfds` source streams from files"
+        "small.yaml:11:16: data.train.in_memory: the in-memory path cannot be used: the `tfds` source streams from files"
     ]
 
 

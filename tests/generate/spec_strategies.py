@@ -162,17 +162,26 @@ def layer_model(draw) -> dict:
             conv = {"type": "Conv2D", "filters": width, "kernel_size": 1, "padding": "same"}
             opening.append({"residual": [conv, {"type": "BatchNormalization"}]})
         opening.append({"type": draw(st.sampled_from(["GlobalAveragePooling2D", "GlobalMaxPooling2D"]))})
-    elif family == "text":  # strings, hashed to ids (adapted lookups are not drawn)
+    elif family == "text":  # strings to ids: hashed, looked up or tokenized (adapted or not)
         bins = draw(st.integers(4, 12))
         shape = draw(st.sampled_from([[], [3]]))
         inputs = {name: {"shape": shape, "dtype": "string"}}
         if draw(st.booleans()):
             inputs[name]["vocabulary"] = draw(st.integers(2, 30))
-        opening = [
-            {"type": "Hashing", "num_bins": bins},
-            {"type": "Embedding", "input_dim": bins, "output_dim": width},
-        ]
-        if shape:
+        ids = draw(
+            st.sampled_from(
+                [
+                    {"type": "Hashing", "num_bins": bins},
+                    {"type": "StringLookup", "max_tokens": bins, "adapt": True},
+                    {"type": "StringLookup", "vocabulary": ["w0", "w1", "w2"]},
+                ]
+            )
+        )
+        tokens = not shape and draw(st.booleans())  # one text per example, split into words
+        if tokens:
+            ids = {"type": "TextVectorization", "max_tokens": bins, "output_sequence_length": 4, "adapt": True}
+        opening = [ids, {"type": "Embedding", "input_dim": bins, "output_dim": width}]
+        if shape or tokens:
             opening.append({"type": "GlobalAveragePooling1D"})
     else:
         vocabulary = draw(st.integers(4, 12))

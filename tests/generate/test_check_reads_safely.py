@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import subprocess
 import sys
 
@@ -34,12 +35,19 @@ def _tfgen(project, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.fixture(scope="session")
+def built(tmp_path_factory):
+    """small.yaml built into gen/ once (in this process: the reads under test run in limited ones)."""
+    folder = tmp_path_factory.mktemp("built")
+    (folder / "small.yaml").write_text(yaml.safe_dump(base_spec(), sort_keys=False))
+    assert tfgen_here("build", "small.yaml", "--out", "gen", cwd=folder).returncode == 0
+    return folder
+
+
 @pytest.fixture
-def project(tmp_path):
-    """small.yaml built into gen/ (in this process: the reads under test run in limited ones),
-    with gen/small.py then replaced by each test."""
-    (tmp_path / "small.yaml").write_text(yaml.safe_dump(base_spec(), sort_keys=False))
-    assert tfgen_here("build", "small.yaml", "--out", "gen", cwd=tmp_path).returncode == 0
+def project(built, tmp_path):
+    """A copy of the built project, with gen/small.py then replaced by each test."""
+    shutil.copytree(built, tmp_path, dirs_exist_ok=True)
     (tmp_path / "gen" / "small.py").unlink()
     return tmp_path
 

@@ -10,15 +10,15 @@ import sys
 
 import numpy as np
 import pytest
-import tensorflow as tf
-from conftest import base_spec, load_runtime
+from conftest import Lazy, base_spec, lazy_import, load_runtime
 
-rt = load_runtime()
-DESCRIPTION = {"features": tf.io.FixedLenFeature([8], tf.float32), "label": tf.io.FixedLenFeature([], tf.int64)}
+tf = lazy_import("tensorflow")
+rt = Lazy(load_runtime)
 
 
 def parse(records):
-    return tf.io.parse_example(records, DESCRIPTION)
+    description = {"features": tf.io.FixedLenFeature([8], tf.float32), "label": tf.io.FixedLenFeature([], tf.int64)}
+    return tf.io.parse_example(records, description)
 
 
 def run(script, tmp_path, *args):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import base_spec, read_history, run_tfgen
+from conftest import base_spec, build, read_history, run_tfgen
 
 pytestmark = pytest.mark.slow
 HARNESS = os.path.join(os.path.dirname(__file__), "..", "e2e", "harness.py")
@@ -76,12 +76,28 @@ def _uninterrupted(script, tmp_path):
     return _weights(tmp_path / "straight.npz"), read_history(tmp_path / "straight")
 
 
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    """uninterrupted(policy) -> the script of `_spec(policy)`, its uninterrupted run's final
+    weights and history: built and run once a module (per worker) for every test of that policy."""
+    runs = {}
+
+    def get(policy):
+        key = json.dumps(policy, sort_keys=True)
+        if key not in runs:
+            folder = tmp_path_factory.mktemp("uninterrupted")
+            script = build(folder, _spec(policy))
+            runs[key] = (script, *_uninterrupted(script, folder))
+        return runs[key]
+
+    return get
+
+
 @pytest.mark.parametrize(
     "policy", [{"every_steps": 12, "keep": 2}, {"every_epochs": 1, "keep": 2}], ids=["every_steps", "every_epochs"]
 )
-def test_sigkill_then_rerun_ends_with_the_uninterrupted_weights(build_spec, tmp_path, policy):
-    script = build_spec(_spec(policy))
-    expected, expected_history = _uninterrupted(script, tmp_path)
+def test_sigkill_then_rerun_ends_with_the_uninterrupted_weights(uninterrupted, tmp_path, policy):
+    script, expected, expected_history = uninterrupted(policy)
     out = tmp_path / "killed"
     process = _start(script, out, tmp_path / "killed.npz")
     _wait_for_checkpoint(out, process)
@@ -105,9 +121,8 @@ def test_sigkill_then_rerun_ends_with_the_uninterrupted_weights(build_spec, tmp_
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "SIGINT"])
-def test_sigterm_saves_where_it_stopped_and_a_rerun_resumes(build_spec, tmp_path, sig, code):
-    script = build_spec(_spec({"every_epochs": 1, "keep": 2}))
-    expected, _ = _uninterrupted(script, tmp_path)
+def test_sigterm_saves_where_it_stopped_and_a_rerun_resumes(uninterrupted, tmp_path, sig, code):
+    script, expected, _ = uninterrupted({"every_epochs": 1, "keep": 2})
     out = tmp_path / "stopped"
     process = _start(script, out, tmp_path / "stopped.npz")
     _wait_for_checkpoint(out, process)

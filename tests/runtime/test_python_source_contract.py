@@ -9,13 +9,15 @@ import sys
 
 import numpy as np
 import pytest
-import tensorflow as tf
-from conftest import load_runtime, write_module
+from conftest import Lazy, lazy_import, load_runtime, write_module
 
-rt = load_runtime()
+tf = lazy_import("tensorflow")
+rt = Lazy(load_runtime)
 
-INPUTS = {"x": rt.Field((6,), "float32")}
-TARGETS = {"y": rt.Field((), "int32", classes=2)}
+
+def fields():
+    """The inputs and targets a source must give: x (6 floats) and y (one of 2 classes)."""
+    return {"x": rt.Field((6,), "float32")}, {"y": rt.Field((), "int32", classes=2)}
 
 
 def load(tmp_path, body, monkeypatch):
@@ -23,7 +25,7 @@ def load(tmp_path, body, monkeypatch):
     write_module(tmp_path, "src", "import numpy as np\nimport tensorflow as tf\n\n\ndef load():\n" + body)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "src", raising=False)  # each test's own module
-    return rt.from_function("src:load", INPUTS, TARGETS, str(tmp_path))
+    return rt.from_function("src:load", *fields(), str(tmp_path))
 
 
 def test_one_array_is_named_as_one_array_not_as_examples_of_shape_empty(tmp_path, monkeypatch):

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import read_history, snapshot
+from conftest import copy_run, read_history, snapshot
 from test_run_safety import assert_one_line_error, run, small
 
 pytestmark = pytest.mark.slow
@@ -79,9 +79,10 @@ def test_a_kill_around_an_epochs_checkpoint_and_row_leaves_every_epoch_once_afte
     assert epochs_of(out) == [1, 2, 3]
 
 
-def test_raising_epochs_changing_keep_and_toggling_tensorboard_resume_and_a_new_rate_refuses(build_spec, tmp_path):
-    out = tmp_path / "run"
-    assert run(build_spec(small()), "--output-dir", str(out)).returncode == 0
+def test_raising_epochs_changing_keep_and_toggling_tensorboard_resume_and_a_new_rate_refuses(
+    finished_runs, build_spec, tmp_path
+):
+    out = copy_run(finished_runs(small())[1], tmp_path / "run")
     edited = small(epochs=3)
     edited["checkpoint"]["keep"] = 2
     edited["logging"] = {"tensorboard": True}
@@ -142,12 +143,12 @@ def test_synthetic_and_real_runs_never_mix_and_a_changed_data_file_is_a_warning(
     [("Model.save", "model.keras and saved_model are"), ("Model.export", "saved_model is")],
     ids=["in-model.keras", "in-saved_model"],
 )
-def test_a_kill_during_the_final_export_is_written_again_by_the_rerun(build_spec, tmp_path, where, broken):
+def test_a_kill_during_the_final_export_is_written_again_by_the_rerun(finished_runs, tmp_path, where, broken):
     spec = small()
     spec["deterministic"] = True
     spec["checkpoint"]["export"] = ["keras", "saved_model"]
-    script, out, whole = build_spec(spec), tmp_path / "run", tmp_path / "whole"
-    assert run(script, "--output-dir", str(whole)).returncode == 0
+    script, whole = finished_runs(spec)  # the uninterrupted run (read only)
+    out = tmp_path / "run"
     killed(script, where, "partial", 1, "--output-dir", str(out))
     result = run(script, "--output-dir", str(out))
     assert result.returncode == 0, result.stderr[-2000:]

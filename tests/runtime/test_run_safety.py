@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import base_spec, snapshot
+from conftest import base_spec, copy_run, snapshot
 
 pytestmark = pytest.mark.slow
 
@@ -48,9 +48,10 @@ def small(**train):
     return spec
 
 
-def test_a_changed_model_in_the_same_directory_is_refused_and_the_old_run_is_untouched(build_spec, tmp_path):
-    out = tmp_path / "run"
-    assert run(build_spec(small()), "--output-dir", str(out)).returncode == 0
+def test_a_changed_model_in_the_same_directory_is_refused_and_the_old_run_is_untouched(
+    finished_runs, build_spec, tmp_path
+):
+    out = copy_run(finished_runs(small())[1], tmp_path / "run")
     before = snapshot(out)
     changed = small()
     changed["model"]["layers"][0]["units"] = 64
@@ -90,9 +91,14 @@ def test_a_killed_run_rerun_with_another_model_is_refused_and_keeps_every_file(b
     assert snapshot(out) == before
 
 
-def test_a_garbage_checkpoint_list_resumes_from_the_newest_file(build_spec, tmp_path):
-    script, out = build_spec(small()), tmp_path / "run"
-    assert run(script, "--output-dir", str(out)).returncode == 0
+def finished_small(finished_runs, folder):
+    """The script of `small()` and a copy (at `folder`) of its finished two-epoch run."""
+    script, finished = finished_runs(small())
+    return script, copy_run(finished, folder)
+
+
+def test_a_garbage_checkpoint_list_resumes_from_the_newest_file(finished_runs, tmp_path):
+    script, out = finished_small(finished_runs, tmp_path / "run")
     (out / "checkpoints" / "checkpoint").write_text("garbage {{{")
     result = run(script, "--output-dir", str(out), "--epochs", "3")
     assert result.returncode == 0, result.stderr[-2000:]
@@ -114,9 +120,8 @@ def test_a_corrupt_best_checkpoint_is_a_warning_not_a_crash(build_spec, tmp_path
     assert "best" in result.stderr and "unreadable" in result.stderr
 
 
-def test_a_garbage_history_is_refused_naming_the_file(build_spec, tmp_path):
-    script, out = build_spec(small()), tmp_path / "run"
-    assert run(script, "--output-dir", str(out)).returncode == 0
+def test_a_garbage_history_is_refused_naming_the_file(finished_runs, tmp_path):
+    script, out = finished_small(finished_runs, tmp_path / "run")
     (out / "history.jsonl").write_text('{"epoch": 1, "loss": 0.5}\n{"epo')
     before = snapshot(out)
     result = run(script, "--output-dir", str(out), "--epochs", "3")
@@ -124,9 +129,8 @@ def test_a_garbage_history_is_refused_naming_the_file(build_spec, tmp_path):
     assert snapshot(out) == before
 
 
-def test_a_finished_run_says_so_and_changes_nothing(build_spec, tmp_path):
-    script, out = build_spec(small()), tmp_path / "run"
-    assert run(script, "--output-dir", str(out)).returncode == 0
+def test_a_finished_run_says_so_and_changes_nothing(finished_runs, tmp_path):
+    script, out = finished_small(finished_runs, tmp_path / "run")
     before = snapshot(out)
     result = run(script, "--output-dir", str(out))
     assert result.returncode == 0
@@ -134,9 +138,8 @@ def test_a_finished_run_says_so_and_changes_nothing(build_spec, tmp_path):
     assert snapshot(out) == before
 
 
-def test_fresh_says_what_it_discards_and_starts_a_new_history(build_spec, tmp_path):
-    script, out = build_spec(small()), tmp_path / "run"
-    assert run(script, "--output-dir", str(out), "--epochs", "2").returncode == 0
+def test_fresh_says_what_it_discards_and_starts_a_new_history(finished_runs, tmp_path):
+    script, out = finished_small(finished_runs, tmp_path / "run")
     result = run(script, "--output-dir", str(out), "--epochs", "1", "--fresh")
     assert result.returncode == 0
     assert "--fresh: discarded the previous run" in result.stdout and "history.jsonl" in result.stdout

@@ -10,13 +10,13 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-import keras
 import numpy as np
 import pytest
-import tensorflow as tf
-from conftest import load_runtime, write_module
+from conftest import Lazy, lazy_import, load_runtime, write_module
 
-rt = load_runtime()
+keras = lazy_import("keras")
+tf = lazy_import("tensorflow")
+rt = Lazy(load_runtime)
 
 
 def _tiny_model(accuracy=False):

@@ -7,12 +7,12 @@ import sys
 
 import numpy as np
 import pytest
-import tensorflow as tf
-from conftest import ROOT, base_spec, load_module, read_history
+from conftest import ROOT, base_spec, lazy_import, load_module, read_history
 from conftest import replica_independent_spec as _spec
 from conftest import run_harness as _harness
 
 pytestmark = pytest.mark.slow
+tf = lazy_import("tensorflow")
 
 
 def _initial_weights(module):

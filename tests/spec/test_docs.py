@@ -7,7 +7,7 @@ import shutil
 import typing
 from pathlib import Path
 
-from conftest import ROOT, run_tfgen
+from conftest import ROOT, tfgen_here
 from pydantic import BaseModel, TypeAdapter
 
 from tfgen.spec.models import Spec
@@ -152,7 +152,7 @@ def test_readme_example_is_the_digits_spec_and_what_build_prints(tmp_path):
     (tmp_path / "specs").mkdir()
     shutil.copy(ROOT / "specs" / "digits.yaml", tmp_path / "specs")
     (tmp_path / "tfgen.schema.json").write_text("{}")
-    result = run_tfgen("build", "specs/digits.yaml", cwd=tmp_path)
+    result = tfgen_here("build", "specs/digits.yaml", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert f"```text\n{result.stdout}```" in readme
 

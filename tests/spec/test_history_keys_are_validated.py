@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import yaml
-from conftest import SPECS, base_spec, run_tfgen
+from conftest import SPECS, base_spec, tfgen_here
 
 
 def test_every_example_spec_still_validates():
-    result = run_tfgen("validate", *[str(spec) for spec in SPECS])
+    result = tfgen_here("validate", *[str(spec) for spec in SPECS])
     assert result.returncode == 0, result.stderr
 
 
 def _validate(tmp_path, spec):
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
-    return run_tfgen("validate", str(path))
+    return tfgen_here("validate", str(path))
 
 
 def test_a_metric_name_that_avoids_the_collision_passes(tmp_path):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT, run_tfgen
+from conftest import ROOT, run_tfgen, tfgen_here
 
 from tfgen.cli import main
 
@@ -34,6 +34,6 @@ def test_every_case_points_at_its_own_file():
 
 
 def test_errors_of_several_specs_are_all_reported():
-    result = run_tfgen("validate", *[c.relative_to(ROOT).as_posix() for c in CASES[:3]])
+    result = tfgen_here("validate", *[c.relative_to(ROOT).as_posix() for c in CASES[:3]])
     assert result.returncode == 2
     assert result.stderr == "".join(c.with_suffix(".expected").read_text() for c in CASES[:3])

@@ -10,7 +10,7 @@ import tokenize
 
 import pytest
 import yaml
-from conftest import ROOT, SPECS, base_spec, run_tfgen
+from conftest import ROOT, SPECS, base_spec, tfgen_here
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -87,11 +87,11 @@ def test_set_overrides_are_typed_by_the_schema_and_located(tmp_path, monkeypatch
 def test_init_writes_a_starter_that_validates_builds_and_refuses_to_overwrite(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_text("")
-    assert run_tfgen("init", "demo", cwd=tmp_path).returncode == 0
+    assert tfgen_here("init", "demo", cwd=tmp_path).returncode == 0
     text = (tmp_path / "specs" / "demo.yaml").read_text()
     assert text.startswith("# yaml-language-server: $schema=../tfgen.schema.json\n# ")
-    assert run_tfgen("build", "specs/demo.yaml", cwd=tmp_path).returncode == 0
-    again = run_tfgen("init", "demo", cwd=tmp_path)
+    assert tfgen_here("build", "specs/demo.yaml", cwd=tmp_path).returncode == 0
+    again = tfgen_here("init", "demo", cwd=tmp_path)
     assert again.returncode == 2 and "exists" in again.stderr
     assert (tmp_path / "specs" / "demo.yaml").read_text() == text
 

@@ -4,7 +4,8 @@ Imports Keras (never trains, never reads data): constructs each layer, regulariz
 constraint, loss, metric, schedule, optimizer and preprocessing layer from the constructor text the
 planner emits into the script (`tfgen.generate.code.keras_call`), imports the `python` sources and the `builder`,
 builds the model on `keras.Input`s of the spec's inputs, and checks each head against its target
-and loss. Every failure is a located issue: `spec.yaml:18:5: model.layers.1: Dense: <message>`.
+and loss; lists a folder source's class folders (tfgen.check.data_folders). Every failure is a
+located issue: `spec.yaml:18:5: model.layers.1: Dense: <message>`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tfgen.check.csv_header import csv_problems
+from tfgen.check.data_folders import folder_issues
 from tfgen.check.deep_strings import strings_misused
 from tfgen.check.head_rules import (
     BINARY,
@@ -204,6 +206,7 @@ class _Deep:
 
     def run(self) -> str:
         spec, keras = self.spec, self.keras
+        self.issues += folder_issues(self.doc, spec)
         for loc, reference in user_functions(spec):
             if loc[0] == "data":  # the builder is imported where the model is built
                 self.function(reference, loc)

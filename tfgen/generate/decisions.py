@@ -56,6 +56,14 @@ def resolve_jit(spec: Spec) -> Jit:
     return Jit.ON if convolutional else Jit.LONG
 
 
+def strings_reason(spec: Spec) -> str | None:
+    """Why a step that takes strings is not XLA-compiled (for the script's comment), or None."""
+    strings = string_inputs(spec)
+    if not strings:
+        return None
+    return f"the input `{strings[0]}` holds strings, and XLA has no string type"
+
+
 def resolve_in_memory(spec: Spec) -> Placement:
     """MEMORY, STREAM, or AUTO (decided at run time by the size of the arrays)."""
     setting = spec.data.train.in_memory

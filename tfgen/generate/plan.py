@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 
 from tfgen.generate.code import argument, float32_head, keras_call, keywords, layer_lines, literal
-from tfgen.generate.decisions import resolve_in_memory, resolve_jit
+from tfgen.generate.decisions import resolve_in_memory, resolve_jit, strings_reason
+from tfgen.generate.folder_plan import folder_description, folder_source
 from tfgen.generate.identity import data_files, state_sha256
 from tfgen.generate.model_plan import branch_views, model_view, model_words
 from tfgen.generate.plan_data import TEST_NAMES, csv_view, data_sources, test_fields
@@ -258,6 +259,8 @@ def _source(source, part: Part, spec: Spec | None = None) -> SourceView:
     kind = SourceType(source.type)
     if kind is SourceType.CSV:
         return csv_view(source, part, spec)
+    if kind.folder:
+        return folder_source(source, part)
     if kind is SourceType.PYTHON:
         return SourceView(kind, part, call=literal(source.function), kwargs=keywords(source.kwargs))
     if kind is SourceType.NPZ:
@@ -358,6 +361,7 @@ def _step(spec: Spec, outputs: list[OutputView]) -> StepView:
     train = spec.data.train
     return StepView(
         jit=resolve_jit(spec),
+        not_compiled=strings_reason(spec),
         accumulation=spec.train.gradient_accumulation_steps,
         variable_batches=not train.drop_remainder or train.bucket_by_sequence_length is not None,
         allow_unused=spec.train.allow_unused_variables,
@@ -421,7 +425,7 @@ def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:
         "keras": f"`keras.datasets.{getattr(source, 'dataset', '')}` ({getattr(source, 'split', '')} split)",
         "tfds": f"TensorFlow Datasets `{getattr(source, 'name', '')}` ({getattr(source, 'split', '')} split)",
         "csv": "columns of a CSV file",
-    }[source.type]
+    }.get(source.type) or folder_description(source)
     heads = ", ".join(f"`{o.name}` ({spec.losses[o.name].type})" for o in outputs)
     held_out = "stratified " if spec.data.stratify else ""
     return [

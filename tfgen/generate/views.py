@@ -54,6 +54,13 @@ class SourceType(Enum):
     SYNTHETIC = "synthetic"
     TFDS = "tfds"
     CSV = "csv"
+    IMAGE_FOLDER = "image_folder"
+    TEXT_FOLDER = "text_folder"
+
+    @property
+    def folder(self) -> bool:
+        """A folder source: a file list, decoded as it streams (see tfgen_runtime/files.py)."""
+        return self in (SourceType.IMAGE_FOLDER, SourceType.TEXT_FOLDER)
 
 
 class Part(Enum):
@@ -141,8 +148,10 @@ class SourceView:
     type: SourceType
     part: Part
     call: str = ""  # python: the `package.module:function` literal
-    kwargs: Keywords | None = None  # python: the function's keyword arguments; tfds: data_dir, x, y
-    path: str = ""
+    kwargs: Keywords | None = (
+        None  # python: the function's keyword arguments; tfds: data_dir, x, y; image_folder: its options
+    )
+    path: str = ""  # npz: the file; tfrecord: the pattern; image_folder, text_folder: the directory
     x: str = ""
     y: str = ""
     features: str = ""  # tfrecord: {name: (shape, dtype)}
@@ -220,6 +229,22 @@ class DataView:
     @property
     def stream(self) -> bool:
         return self.placement is not Placement.MEMORY
+
+    @property
+    def validation_source(self) -> SourceView:
+        """Where validation examples come from: the validation source, or the training one
+        (`validation_split`)."""
+        return self.validation or self.train
+
+    @property
+    def test_source(self) -> SourceView:
+        """Where test examples come from: the test source, or the training one (`test_split`)."""
+        return self.test or self.train
+
+    @property
+    def shuffles_files(self) -> bool:
+        """A folder source's (path, label) pairs are shuffled, then decoded (cached: decoded first)."""
+        return self.train.type.folder and bool(self.shuffle) and self.cache_train is None
 
     @property
     def maps_layers(self) -> bool:
@@ -354,6 +379,7 @@ class StepView:
     ema_decay: float
     steps_per_execution: int | None
     deterministic: bool
+    not_compiled: str | None = None  # why the step is never XLA-compiled, where strings are why
 
     @property
     def accumulates(self) -> bool:

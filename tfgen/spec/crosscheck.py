@@ -10,6 +10,7 @@ from tfgen.errors import SpecIssue
 from tfgen.spec import catalog
 from tfgen.spec.branch_rules import BRANCH_CHECKS
 from tfgen.spec.csv_check import csv_issues
+from tfgen.spec.folder_checks import folder_sources
 from tfgen.spec.loader import Loc, Located, walk
 from tfgen.spec.models import Spec
 from tfgen.spec.models.model import Residual
@@ -487,6 +488,7 @@ CHECKS = (
     (_csv, {"data", "model", "targets"}),
     (_loaders, {"data"}),
     (check_tfds, {"data", "model", "targets"}),
+    (folder_sources, {"data", "model", "targets"}),
     (_losses, {"losses", "targets"}),
     (_early_stopping, {"train", "checkpoint", "data", "model", "targets", "metrics"}),
     (_history, {"model", "targets", "metrics", "loss_weighting"}),

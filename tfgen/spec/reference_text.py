@@ -62,7 +62,11 @@ changed, not when a comment did.
 DATA = """
 `tfrecord` records are parsed 256 at a time (about 3x faster than one by one), then one example
 per element again. `keras` datasets are downloaded by Keras on first use; the tests use
-`--synthetic` instead.
+`--synthetic` instead. `image_folder` and `text_folder` list their class folders' files once,
+sorted (hidden files and folders skipped); `validation_split` and the shuffle work on that list
+(the whole list, whatever the buffer: it is listed class by class; with `cache`, the buffer of
+decoded examples is `shuffle`'s), and each file is read as it streams: one that cannot be read
+stops the run naming it.
 
 `tfds` datasets need the `tfds` extra (`pip install "tfgen[tfds]"`; without it `validate --deep`,
 `smoke` and the script say so in one line); TFDS downloads a dataset into `data_dir` on first use.
@@ -129,8 +133,8 @@ another layer). A model with a string input streams its data through `tf.data` (
 is an error) and its step is never XLA-compiled (XLA has no string type; `jit_compile: true` is an
 error). A target is never `string`: a class target lists its names instead, `classes: [circle,
 square, stripes]` (ids are the list order; the dtype defaults to int32), and string labels from a
-source are mapped to those ids (an unknown label stops the run before the first step, naming it
-and its row).
+source are mapped to those ids: an unknown label is one line, naming it and its row (arrays:
+before the first step; a dataset's labels are checked as they stream).
 
 **Several inputs.** A layer-list model takes any number of inputs. `model.branches` gives an
 input its own layers (`{features: [{type: Normalization, adapt: true}]}`, the same items as

@@ -68,7 +68,7 @@ def in_memory_blocker(spec: Spec) -> str | None:
     if strings:
         return f"the input `{strings[0]}` holds strings, which XLA cannot slice (they stream through tf.data)"
     if train.source.type not in IN_MEMORY_SOURCES:
-        return f"a `{train.source.type}` source streams from files"
+        return f"the `{train.source.type}` source streams from files"
     if not train.drop_remainder:
         return "it needs `drop_remainder: true` (every step slices a full global batch)"
     if train.cache is not False:

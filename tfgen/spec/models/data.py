@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PositiveInt, field_validator, model_validator
+from pydantic import AfterValidator, Field, PositiveInt, field_validator, model_validator
 
 from tfgen.spec.models.base import DottedRef, Identifier, LayerSpec, Shape, StrictModel
 
@@ -171,6 +171,67 @@ class TfdsSource(StrictModel):
         return self
 
 
+IMAGE_EXTENSIONS = ["png", "jpg", "jpeg", "bmp", "gif"]
+
+
+def _extension(value: str) -> str:
+    if not value.isascii() or not value.isalnum():
+        raise ValueError(f"an extension is letters and digits without the dot (`png`), found `{value}`")
+    return value
+
+
+Extension = Annotated[str, AfterValidator(_extension)]
+
+
+class ImageFolderSource(StrictModel):
+    """Images in one sub-folder per class (as `keras.utils.image_dataset_from_directory` reads
+    them): the sorted sub-folder names are the classes of the one class target, the images fill
+    the one input, decoded and resized as they stream."""
+
+    type: Literal["image_folder"] = Field(description="image files in class sub-folders", examples=["image_folder"])
+    directory: str = Field(
+        min_length=1,
+        description="the folder holding one sub-folder per class (a relative path starts at the working directory)",
+        examples=["data/shapes"],
+    )
+    image_size: list[PositiveInt] = Field(
+        min_length=2,
+        max_length=2,
+        description="`[height, width]` every image is resized to; the input's shape is `[height, width, channels]`",
+        examples=[[32, 32]],
+    )
+    color_mode: Literal["rgb", "grayscale", "rgba"] = Field(
+        "rgb", description="the images' channels: rgb 3, grayscale 1, rgba 4", examples=["grayscale"]
+    )
+    extensions: list[Extension] = Field(
+        IMAGE_EXTENSIONS,
+        min_length=1,
+        description="the file extensions read (any case, no dot); other files are skipped",
+        examples=[["png"]],
+    )
+    interpolation: Literal[
+        "bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5", "gaussian", "mitchellcubic"
+    ] = Field("bilinear", description="how images are resized (`tf.image.resize`'s method)", examples=["nearest"])
+    crop_to_aspect_ratio: bool = Field(
+        False,
+        description="crop each image's centre to the aspect ratio of `image_size` before resizing (no distortion)",
+        examples=[True],
+    )
+
+
+class TextFolderSource(StrictModel):
+    """UTF-8 text files (`.txt`) in one sub-folder per class (as
+    `keras.utils.text_dataset_from_directory` reads them): one file is one example of the one
+    `string` input, its sub-folder's name its class."""
+
+    type: Literal["text_folder"] = Field(description="text files in class sub-folders", examples=["text_folder"])
+    directory: str = Field(
+        min_length=1,
+        description="the folder holding one sub-folder per class (a relative path starts at the working directory)",
+        examples=["data/reviews"],
+    )
+
+
 class SyntheticSource(StrictModel):
     """Random data of the declared input and target shapes."""
 
@@ -179,11 +240,20 @@ class SyntheticSource(StrictModel):
 
 
 Source = Annotated[
-    PythonSource | NpzSource | TFRecordSource | KerasSource | SyntheticSource | TfdsSource | CsvSource,
+    PythonSource
+    | NpzSource
+    | TFRecordSource
+    | KerasSource
+    | SyntheticSource
+    | TfdsSource
+    | CsvSource
+    | ImageFolderSource
+    | TextFolderSource,
     Field(discriminator="type"),
 ]
 
 # Sources that give arrays (a python function may also return a tf.data.Dataset; a large csv file streams).
+# Folder sources (image_folder, text_folder) give file lists, decoded as they stream.
 IN_MEMORY_SOURCES = ("python", "npz", "keras", "synthetic", "csv")
 
 

@@ -2,7 +2,7 @@
 
 import json
 
-from .data import first_rows
+from .files import FileExamples, first_examples
 from .errors import UserError
 from .run_dir import write_whole
 from .trainer import reset
@@ -11,11 +11,13 @@ TEST_FILE = "test.json"
 
 
 def checked_test_data(test, most=None):
-    """The test data (arrays or a dataset) as the run uses it: its first `most` examples
+    """The test data (arrays, a dataset or a folder's files) as the run uses it: its first `most` examples
     (--max-examples); UserError when it has none."""
     if most is not None:
-        test = first_rows(test, most)
-    if isinstance(test, tuple):
+        test = first_examples(test, most)
+    if isinstance(test, FileExamples):
+        empty = not len(test)
+    elif isinstance(test, tuple):
         empty = not len(next(iter(test[1].values())))
     else:
         empty = test.cardinality() == 0

@@ -14,8 +14,8 @@ from pathlib import Path
 import keras
 import tensorflow as tf
 
-from .data import first_rows
 from .errors import UserError
+from .files import FileExamples, class_names, first_examples
 from .folders import hold, is_tfgen_run, remove
 
 # What --fresh removes: the run's state and its exports.
@@ -62,18 +62,25 @@ class RunDirectory:
         self.output = Path(args.output_dir)
         self.chief = strategy.extended.should_checkpoint  # or worker 0 without a chief
         self.write = self.output
+        self.class_names = {}  # {target: [names]}, set by `data`
         if self.chief:  # before anything in the folder is read or written
             hold(self.output)
         else:  # removed on any exit but SIGKILL (a stop signal exits)
             self.write = Path(tempfile.mkdtemp(prefix="tfgen-worker-"))
             atexit.register(shutil.rmtree, self.write, ignore_errors=True)
 
-    def data(self, data):
-        """`(train, validation)` as this run uses it: the first --max-examples of each."""
+    def data(self, data, targets):
+        """`(train, validation)` as this run uses it: the first --max-examples of each.
+
+        The class names of `targets` known (listed, or given by a folder source) go in
+        run.json.
+        """
         n = self.args.max_examples
         if n is not None:
-            data = tuple(None if part is None else first_rows(part, n) for part in data)
+            first = [None if part is None else first_examples(part, n) for part in data]
+            data = tuple(first)
         require_examples(*data)
+        self.class_names = class_names(data, targets)
         return data
 
     def resume(self, checkpoint, argv, fresh=False):
@@ -125,11 +132,13 @@ class RunDirectory:
 
     def record(self, argv):
         """run.json: what made the script, the run's facts, the versions it runs on, its
-        arguments (a partial file, then renamed)."""
+        arguments, the class names known (a partial file, then renamed)."""
         if argv is None:
             argv = sys.argv[1:]
         versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
         record = {**self.made_by, **self.facts, **versions, "argv": list(argv)}
+        if self.class_names:
+            record["class_names"] = self.class_names
         write_whole(self.write / "run.json", json.dumps(record, indent=2) + "\n")
 
     def discard(self):
@@ -202,6 +211,8 @@ def require_examples(train, validation):
         empty = not len(next(iter(validation[1].values())))
     elif isinstance(validation, tf.data.Dataset):
         empty = validation.cardinality() == 0
+    elif isinstance(validation, FileExamples):
+        empty = not len(validation)
     else:
         empty = False
     if empty:

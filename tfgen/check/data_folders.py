@@ -1,0 +1,91 @@
+"""`validate --deep` of the folder sources (`image_folder`, `text_folder`): the folder exists, has
+two or more class folders, each holding a file the source reads, and they match the target's
+`classes` (their count, or the names it lists). Reads folder listings only, never a file."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from tfgen.errors import SpecIssue
+from tfgen.spec.folder_checks import FOLDER_SOURCES
+from tfgen.spec.loader import Loc, Located
+from tfgen.spec.models import Spec
+
+
+def folder_issues(doc: Located, spec: Spec) -> list[SpecIssue]:
+    """The problems of every folder source's folder (an empty list: none)."""
+    issues = []
+    for loc, source in _folder_sources(spec):
+        issues += list(_folder(doc, spec, loc, source))
+    return issues
+
+
+def _folder_sources(spec: Spec):
+    for part in ("train", "validation"):
+        pipeline = getattr(spec.data, part)
+        if pipeline is not None and pipeline.source.type in FOLDER_SOURCES:
+            yield ("data", part, "source"), pipeline.source
+
+
+def _extensions(source) -> tuple[str, ...]:
+    if source.type == "text_folder":
+        return (".txt",)
+    return tuple(f".{extension.lower()}" for extension in source.extensions)
+
+
+def _folder(doc: Located, spec: Spec, loc: Loc, source) -> Iterator[SpecIssue]:
+    import tensorflow as tf  # --deep has imported it already (with Keras); gfile reads gs:// too
+
+    directory = source.directory
+    where = (*loc, "directory")
+    if not tf.io.gfile.isdir(directory):
+        yield doc.issue(where, f"no folder `{directory}` (relative paths start at {os.getcwd()})")
+        return
+    names = sorted(name.rstrip("/") for name in tf.io.gfile.listdir(directory))
+    folders = [name for name in names if _is_class_folder(tf, directory, name)]
+    if len(folders) < 2:
+        yield doc.issue(
+            where, f"`{directory}` has {len(folders)} class folder(s): it needs one sub-folder per class, two or more"
+        )
+        return
+    ends = _extensions(source)
+    for name in folders:
+        if not _holds_a_file(tf, os.path.join(directory, name), ends):
+            yield doc.issue(where, f"`{os.path.join(directory, name)}` holds no {', '.join(ends)} file")
+    target_name, target = next(iter(spec.targets.items()))
+    yield from _classes(doc, ("targets", target_name, "classes"), where, directory, folders, target)
+
+
+def _classes(doc: Located, loc: Loc, where: Loc, directory: str, folders: list[str], target) -> Iterator[SpecIssue]:
+    """The class folders against the target's `classes`: a count, or the names it lists."""
+    listed = target.class_names
+    if listed is None:
+        if len(folders) != target.class_count:
+            found = f"{len(folders)} class folders ({_shown(folders)})"
+            yield doc.issue(loc, f"`{directory}` has {found}, not {target.class_count}")
+        return
+    for name in folders:
+        if name not in listed:
+            yield doc.issue(loc, f"`{os.path.join(directory, name)}` is not a class listed here")
+    for name in listed:
+        if name not in folders:
+            yield doc.issue(where, f"`{directory}` has no folder for the class `{name}`")
+
+
+def _is_class_folder(tf, directory: str, name: str) -> bool:
+    return not name.startswith(".") and tf.io.gfile.isdir(os.path.join(directory, name))
+
+
+def _holds_a_file(tf, folder: str, ends: tuple[str, ...]) -> bool:
+    """Whether some file of `ends` (any case, not hidden) is under `folder` (stops at the first)."""
+    for _, folders, names in tf.io.gfile.walk(folder):
+        folders[:] = [name for name in folders if not name.startswith(".")]
+        if any(name.lower().endswith(ends) and not name.startswith(".") for name in names):
+            return True
+    return False
+
+
+def _shown(names: list[str], most: int = 5) -> str:
+    more = f", ... ({len(names)} in all)" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
