@@ -234,6 +234,27 @@ def test_a_split_holds_out_the_same_rows_read_or_streamed_and_validation_rows_as
     np.testing.assert_array_equal(alone[1][0]["features"], validation[0]["features"])
     np.testing.assert_array_equal(alone[0][0]["features"], train[0]["features"])
     np.testing.assert_array_equal(parts[1][0]["features"], validation[0]["features"])  # a test split leaves them
+    every = sorted(tuple(row) for part in parts for row in part[0]["features"])
+    assert every == sorted(tuple(row) for row in arrays[0]["features"])  # disjoint, and nothing lost
+
+
+def test_a_stratified_split_of_a_streamed_file_holds_out_the_rows_of_one_read_into_memory(rt, tmp_path):
+    rng = np.random.default_rng(4)
+    rows = [f"w{i},{'large' if rng.random() < 0.3 else 'small'}" for i in range(101)]
+    path = tmp_path / "sizes.csv"
+    path.write_text("city,size\n" + "\n".join(rows) + "\n")
+    arrays = rt.read_csv(str(path), *text_fields(rt), x="city", y="size", stream=False)
+    stream = rt.read_csv(str(path), *text_fields(rt), x="city", y="size", stream=True, rows=True)
+    for part, streamed in zip(
+        rt.held_out(arrays, 3, validation=0.2, test=0.2, stratify=True),
+        rt.held_out(stream, 3, validation=0.2, test=0.2, stratify=True),
+        strict=True,
+    ):
+        cities = sorted(bytes(x["city"]) for x, _ in streamed.as_numpy_iterator())
+        assert cities == sorted(bytes(city) for city in part[0]["city"])
+        labels = part[1]["size"]
+        large = int(np.sum(arrays[1]["size"] == 1))
+        assert abs(int(np.sum(labels == 1)) - len(labels) * large / 101) <= 1  # each class in its share
 
 
 def test_a_script_reading_a_ragged_file_exits_with_one_line_and_no_traceback(build_spec, tmp_path):

@@ -150,3 +150,28 @@ def test_smoke_trains_resumes_and_tests_a_test_split_and_a_test_source(tmp_path)
         result = run_tfgen("smoke", str(split), str(source), "--steps", "2", *data, cwd=tmp_path, timeout=600)
         assert result.returncode == 0, result.stdout + result.stderr[-3000:]
         assert result.stdout.count("resumed to epoch 2, tested") == 2, result.stdout
+
+
+def test_a_finished_run_tests_with_its_adapted_statistics_restored(build_spec, tmp_path):
+    lines = ["sqft,age,price"]
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        sqft, age = rng.uniform(50, 250), rng.uniform(0, 80)
+        lines.append(f"{sqft:.1f},{age:.1f},{0.01 * sqft - 0.02 * age:.4f}")
+    (tmp_path / "houses.csv").write_text("\n".join(lines) + "\n")
+    source = {"type": "csv", "path": str(tmp_path / "houses.csv"), "x": ["sqft", "age"], "y": "price"}
+    spec = sizes_spec(tmp_path / "houses.csv", test_split=0.2)
+    spec["data"]["train"]["source"] = source
+    spec["model"] = {
+        "inputs": {"features": {"shape": [2]}},
+        "layers": [{"type": "Normalization", "adapt": True}, {"type": "Dense", "units": 8, "activation": "relu"}],
+        "outputs": {"price": [{"type": "Dense", "units": 1}]},
+    }
+    spec["targets"] = {"price": {"shape": [1]}}
+    spec["losses"] = {"price": "MeanSquaredError"}
+    spec["metrics"] = {}
+    script, out = build_spec(spec), tmp_path / "run"
+    [line] = printed_test_lines(run(script, "--output-dir", str(out)))
+    (out / "test.json").unlink()
+    # The finished run adapts nothing: it computes with the statistics its checkpoint restored.
+    assert printed_test_lines(run(script, "--output-dir", str(out))) == [line]
