@@ -129,7 +129,7 @@ def test_validation_and_test_splits_hold_out_disjoint_files_of_every_class(tmp_p
     for part in (validation, test):
         assert sorted(np.bincount(part.labels).tolist()) == [2, 2, 2]
     assert sorted([*train.paths, *validation.paths, *test.paths]) == sorted(listed.paths)
-    kept, held = rt.split_files(listed, 0.25, 5, stratify=True)
+    _, held = rt.split_files(listed, 0.25, 5, stratify=True)
     assert held.paths.tolist() == validation.paths.tolist()  # a test split leaves them as they were
     assert len(rt.checked_test_data(test, 4)) == 4
     with pytest.raises(rt.UserError, match="the test data is empty"):
