@@ -9,7 +9,7 @@ import sys
 
 import pytest
 import yaml
-from conftest import base_spec, read_history, run_tfgen
+from conftest import base_spec, read_history, tfgen_here
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +31,8 @@ def build():
 
 def _project(tmp_path, data_module=LOAD):
     """specs/x.yaml (data from `mydata:load`, beside it; model from `mymodel:build`, expected in
-    the working directory `work/`), built into generated/ with the real CLI."""
+    the working directory `work/`), built into generated/ by the CLI's main (in this process: the
+    script's runs are the real processes under test)."""
     spec = base_spec(
         data={
             "train": {"source": {"type": "python", "function": "mydata:load"}, "batch_size": 32},
@@ -46,7 +47,7 @@ def _project(tmp_path, data_module=LOAD):
         (tmp_path / "specs" / "mydata.py").write_text(data_module)
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "mymodel.py").write_text(BUILD)
-    result = run_tfgen("build", "specs/x.yaml", "--out", "generated", cwd=tmp_path)
+    result = tfgen_here("build", "specs/x.yaml", "--out", "generated", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert 'SPEC_DIR = Path(__file__).resolve().parent / "../specs"' in (tmp_path / "generated" / "x.py").read_text()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import load_module, run_tfgen
+from conftest import ROOT, load_module, tfgen_here
 from test_train_e2e import _write_mnist_npz
 
 pytestmark = pytest.mark.slow
@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 
 def _build(tmp_path, spec, *overrides):
     out = tmp_path / "generated"
-    result = run_tfgen("build", f"specs/{spec}.yaml", "--out", str(out), *[f"--set={o}" for o in overrides])
+    result = tfgen_here("build", f"specs/{spec}.yaml", "--out", str(out), *[f"--set={o}" for o in overrides], cwd=ROOT)
     assert result.returncode == 0, result.stderr
     return load_module(out / f"{spec}.py")
 

@@ -16,9 +16,15 @@ from tfgen.generate.build import HASH_LINE, plan_targets
 from tfgen.generate.render import BLACK_MODE, RUNTIME_DIR, runtime_files
 
 
+@pytest.fixture(scope="module")
+def targets():
+    """What `tfgen build specs/*.yaml` writes (planned in this process, once a module)."""
+    return plan_targets([s.relative_to(ROOT) for s in SPECS], ROOT / "generated")
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=lambda p: p.stem)
-def test_spec_builds_to_committed_file(spec):
-    target = plan_targets([spec.relative_to(ROOT)], ROOT / "generated")[0]
+def test_spec_builds_to_committed_file(spec, targets):
+    (target,) = [t for t in targets if t.output == ROOT / "generated" / f"{spec.stem}.py"]
     committed = (ROOT / "generated" / f"{spec.stem}.py").read_text()
     assert target.text == committed, f"generated/{spec.stem}.py is stale: run `tfgen build specs/*.yaml`"
 
@@ -28,8 +34,7 @@ def test_every_generated_file_has_a_spec():
     assert scripts == sorted(p.stem for p in SPECS)
 
 
-def test_support_package_is_committed_and_built_once_for_all_specs():
-    targets = plan_targets([s.relative_to(ROOT) for s in SPECS], ROOT / "generated")
+def test_support_package_is_committed_and_built_once_for_all_specs(targets):
     runtimes = [t for t in targets if t.spec is None]
     assert [t.output.relative_to(ROOT / "generated").as_posix() for t in runtimes] == runtime_files()
     committed = sorted(

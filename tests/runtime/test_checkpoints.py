@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import base_spec, build, read_history, run_tfgen
+from conftest import base_spec, build, read_history, tfgen_here
 
 pytestmark = pytest.mark.slow
 HARNESS = os.path.join(os.path.dirname(__file__), "..", "e2e", "harness.py")
@@ -234,7 +234,7 @@ def test_a_run_of_the_previous_runtime_resumes_with_every_object_restored(tmp_pa
     shutil.copy(PREVIOUS_RUN / "small.yaml", tmp_path / "small.yaml")
     shutil.copytree(PREVIOUS_RUN / "run", tmp_path / "run")
     (tmp_path / "pyproject.toml").write_text("")
-    built = run_tfgen("build", "small.yaml", "--out", "generated", cwd=tmp_path)
+    built = tfgen_here("build", "small.yaml", "--out", "generated", cwd=tmp_path)
     assert built.returncode == 0, built.stderr
     result = subprocess.run(
         [sys.executable, "generated/small.py", "--synthetic", "--epochs", "2", "--output-dir", "run"],
