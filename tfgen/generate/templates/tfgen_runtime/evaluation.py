@@ -2,8 +2,8 @@
 
 import json
 
-from .files import FileExamples, first_examples
 from .errors import UserError
+from .files import FileExamples, first_examples
 from .run_dir import write_whole
 from .trainer import reset
 
