@@ -24,31 +24,31 @@ def held_out(data, seed, validation=None, test=None, stratify=False):
     `CsvStream` (each part streams in file order), or a folder source's files.
     """
     if isinstance(data, tf.data.Dataset):
+        splits = "`validation_split` and `test_split` need arrays"
         fix = "give the held-out examples as a source of their own, or return arrays"
-        message = (
-            "`validation_split` and `test_split` need arrays, the source gave a Dataset"
-        )
-        raise UserError(f"{message}: {fix}")
-    streamed = isinstance(data, CsvStream)
-    files = isinstance(data, FileExamples)
-    if streamed or files:
+        raise UserError(f"{splits}, the source gave a Dataset: {fix}")
+    if isinstance(data, CsvStream | FileExamples):
         labels = data.labels
     else:
         labels = next(iter(data[1].values()))
-    count = data.rows if streamed else len(labels)
+    count = data.rows if isinstance(data, CsvStream) else len(labels)
     fractions = (None, validation, test)
     order, parts = part_of_rows(count, labels if stratify else None, seed, fractions)
     found = []
     for part, fraction in enumerate(fractions):
-        if part and fraction is None:
-            found.append(None)
-        elif streamed:
-            found.append(data.dataset(parts, part))
-        elif files:
-            found.append(data.rows(order[parts[order] == part]))
-        else:
-            found.append(rows_of(data, order[parts[order] == part]))
+        held = fraction is not None or part == 0
+        found.append(part_of(data, order, parts, part) if held else None)
     return found
+
+
+def part_of(data, order, parts, part):
+    """The examples of one part: a stream's in file order, else its rows in `order`."""
+    if isinstance(data, CsvStream):
+        return data.dataset(parts, part)
+    rows = order[parts[order] == part]
+    if isinstance(data, FileExamples):
+        return data.rows(rows)
+    return rows_of(data, rows)
 
 
 def part_of_rows(count, labels, seed, fractions):

@@ -57,6 +57,7 @@ def test_fields(spec: Spec, source_view) -> dict[str, Any]:
     if data.test is None and data.test_split is None:
         return fields
     batch = (data.test.batch_size if data.test else None) or validation_batch
+    fields["has_test"] = True
     fields["test_batch_size"] = batch
     synthetic = data.test is not None and data.test.source.type == "synthetic"
     fields["synthetic_test"] = data.test.source.examples if synthetic else 4 * batch

@@ -214,13 +214,10 @@ class DataView:
     imports: frozenset[Module]  # modules the sources' loaders need
     test: SourceView | None = None  # a test source of its own
     test_split: float | None = None
-    test_batch_size: int | None = None  # None: no test data
+    has_test: bool = False  # a test source, or test_split: the final model is tested
+    test_batch_size: int = 0
     synthetic_test: int = 0
     held_out: HeldOut | None = None  # None: rt.split_arrays holds out the validation rows (or nothing is held out)
-
-    @property
-    def has_test(self) -> bool:
-        return self.test_batch_size is not None
 
     @property
     def memory(self) -> bool:

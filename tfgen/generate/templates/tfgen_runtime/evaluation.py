@@ -11,8 +11,8 @@ TEST_FILE = "test.json"
 
 
 def checked_test_data(test, most=None):
-    """The test data (arrays, a dataset or a folder's files) as the run uses it: its first `most` examples
-    (--max-examples); UserError when it has none."""
+    """The test data (arrays, a dataset or a folder's files) as the run uses it: its
+    first `most` examples (--max-examples); UserError when it has none."""
     if most is not None:
         test = first_examples(test, most)
     if isinstance(test, FileExamples):
