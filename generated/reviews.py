@@ -232,12 +232,9 @@ def adapt(trainer, batches):
             with trainer.strategy.scope():  # assigns every replica's copy
                 before = keras.Model(model.input, layer.input)  # the layers before it
                 inputs = [before(x, training=False) for x, _ in batches.take(steps)]
-                if (
-                    inputs and inputs[0].dtype == tf.string
-                ):  # one batch axis, as `adapt` wants
-                    layer.adapt(tf.concat(inputs, axis=0))
-                else:
-                    layer.adapt(inputs)
+                # Strings go in as one batch of them, as `adapt` wants.
+                strings = bool(inputs) and inputs[0].dtype == tf.string
+                layer.adapt(tf.concat(inputs, axis=0) if strings else inputs)
             print(f"Adapted {name} on {len(inputs)} training batches")
         if name in trainer.adapted:
             copy = trainer.adapted[name]
