@@ -22,6 +22,20 @@ from tfgen.cluster.launch import free_ports, tf_config
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted((ROOT / "specs").glob("*.yaml"))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# Every process the tests start sees the training install, without IPython and matplotlib
+# (see tests/train_env/sitecustomize.py); without_train_env() gives them back to a process.
+TRAIN_ENV = ROOT / "tests" / "train_env"
+if str(TRAIN_ENV) not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TRAIN_ENV), os.environ.get("PYTHONPATH")]))
+
+
+def without_train_env(environ) -> dict:
+    """A copy of `environ` without tests/train_env on its PYTHONPATH (IPython and matplotlib import)."""
+    env = dict(environ)
+    path = [part for part in env.pop("PYTHONPATH", "").split(os.pathsep) if part and part != str(TRAIN_ENV)]
+    if path:
+        env["PYTHONPATH"] = os.pathsep.join(path)
+    return env
 
 
 def run_tfgen(

@@ -11,7 +11,7 @@ import time
 
 import pytest
 import yaml
-from conftest import ROOT, SPECS, base_spec, run_tfgen, snapshot
+from conftest import ROOT, SPECS, base_spec, run_tfgen, snapshot, tfgen_here
 
 from tfgen.check.smoke import Runner, Smoke, first_error, judge
 from tfgen.cli import main
@@ -33,8 +33,7 @@ def project_files() -> dict[str, dict]:
 def test_every_example_spec_passes_and_nothing_in_the_project_changes():
     before = project_files()
     runs_existed = (ROOT / "runs").exists()
-    command = [sys.executable, "-m", "tfgen", "smoke", *[f"specs/{spec.name}" for spec in SPECS]]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+    result = tfgen_here("smoke", *[f"specs/{spec.name}" for spec in SPECS], cwd=ROOT)  # the scripts: processes
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert lines[:-1] == [line for line in lines[:-1] if line.startswith("PASS ")]
@@ -62,7 +61,7 @@ def test_failing_scripts_fail_with_their_first_error_line_and_exit_1(tmp_path):
         _spec(tmp_path, "broken", builder="brokenmodel:build"),
         _spec(tmp_path, "missing", builder="nowhere:build"),
     ]
-    result = run_tfgen("smoke", *specs, cwd=tmp_path)
+    result = tfgen_here("smoke", *specs, cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     good, broken, missing = result.stdout.splitlines()
     assert good.startswith("PASS good.yaml (saved at epoch 1, resumed to epoch 2; ")

@@ -1,11 +1,12 @@
 """`tfgen smoke --real-data N` runs each script on the first N examples of its real data: it finds
-what synthetic data hides (here a loader that returns one array instead of an `(x, y)` pair)."""
+what synthetic data hides (here a loader that returns one array instead of an `(x, y)` pair).
+`tfgen smoke` runs through the CLI's main in this process; the scripts it runs are processes."""
 
 from __future__ import annotations
 
 import pytest
 import yaml
-from conftest import base_spec, run_tfgen, write_module
+from conftest import base_spec, tfgen_here, write_module
 
 pytestmark = pytest.mark.slow
 
@@ -19,9 +20,9 @@ def test_real_data_finds_the_loader_bug_that_synthetic_data_hides(tmp_path):
         }
     )
     (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
-    synthetic = run_tfgen("smoke", "spec.yaml", cwd=tmp_path)
+    synthetic = tfgen_here("smoke", "spec.yaml", cwd=tmp_path)
     assert synthetic.returncode == 0, synthetic.stdout + synthetic.stderr
-    real = run_tfgen("smoke", "spec.yaml", "--real-data", "32", cwd=tmp_path)
+    real = tfgen_here("smoke", "spec.yaml", "--real-data", "32", cwd=tmp_path)
     assert real.returncode == 1
     assert real.stdout.splitlines()[0] == (
         "FAIL spec.yaml: error: loader:load: returned one array of shape (64, 9), "
@@ -44,6 +45,6 @@ def test_real_data_trains_on_the_first_examples_and_resumes(tmp_path):
         }
     )
     (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
-    result = run_tfgen("smoke", "spec.yaml", "--real-data", "64", cwd=tmp_path)
+    result = tfgen_here("smoke", "spec.yaml", "--real-data", "64", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.startswith("PASS spec.yaml (saved at epoch 1, resumed to epoch 2;")

@@ -200,8 +200,8 @@ def test_script_refuses_each_in_one_line_and_runs_both_with_trust(tmp_path):
 def test_smoke_refuses_the_builder_and_the_source_and_passes_trust_on_to_the_script(tmp_path):
     """Synthetic data (the default) calls only the builder; --real-data calls the source first."""
     spec, from_source, from_builder = _planted(tmp_path)
-    synthetic = run_tfgen("smoke", spec, cwd=tmp_path)
-    real = run_tfgen("smoke", "--real-data", "8", spec, cwd=tmp_path)
+    synthetic = tfgen_here("smoke", spec, cwd=tmp_path)  # smoke's main here; the scripts are processes
+    real = tfgen_here("smoke", "--real-data", "8", spec, cwd=tmp_path)
     for result, line in (
         (synthetic, f"error: os:system: refusing to import `os` {WHY}"),
         (real, f"error: subprocess:run: refusing to import `subprocess` {WHY}"),
@@ -210,7 +210,7 @@ def test_smoke_refuses_the_builder_and_the_source_and_passes_trust_on_to_the_scr
         assert result.stdout.splitlines()[0] == f"FAIL specs/x.yaml: {line} (first run)"
     assert not from_source.exists() and not from_builder.exists()
     for options, marker in ((["--trust"], from_builder), (["--trust", "--real-data", "8"], from_source)):
-        result = run_tfgen("smoke", *options, spec, cwd=tmp_path)
+        result = tfgen_here("smoke", *options, spec, cwd=tmp_path)
         assert result.returncode == 1  # os.system returns an int, subprocess.run no arrays
         assert "refusing" not in result.stdout
         assert marker.exists()

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from conftest import ROOT, base_spec, build, local_workers, read_history, run_tfgen
+from conftest import ROOT, base_spec, build, local_workers, read_history, tfgen_here
 
 from tfgen.cluster.launch import free_ports
 from tfgen.cluster.manifest import SRUN
@@ -184,7 +184,7 @@ def test_tfjob_and_slurm_environments_train_to_the_weights_of_tfgen_launch(refer
     """Each manifest's command, in the environment it gives its processes, recreated on localhost."""
     script, expected = reference
     folder = script.parent.parent
-    manifest = lambda *args: run_tfgen("manifest", str(folder / "mw.yaml"), "--workers", "2", *args, cwd=folder)
+    manifest = lambda *args: tfgen_here("manifest", str(folder / "mw.yaml"), "--workers", "2", *args, cwd=folder)
     job = yaml.safe_load(
         manifest("--kind", "tfjob", "--image", "any", "--command", "python generated/mw.py --output-dir tfjob").stdout
     )

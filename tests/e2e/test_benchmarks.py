@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, without_train_env
 
 pytestmark = pytest.mark.slow
 
@@ -28,6 +29,7 @@ def test_benchmark_smoke_run_writes_results_and_report(tmp_path):
         capture_output=True,
         text=True,
         timeout=900,
+        env=without_train_env(os.environ),  # benchmarks/run.py draws its plot with matplotlib
         check=False,
     )
     assert run.returncode == 0, run.stderr[-3000:]

@@ -21,13 +21,14 @@ HARNESS = os.path.join(os.path.dirname(__file__), "..", "e2e", "harness.py")
 PREVIOUS_RUN = Path(__file__).parent / "fixtures" / "resume_v1"
 
 
-def _spec(checkpoint, **overrides):
-    """Enough steps to be killed mid-epoch; dropout, so the RNG state matters too."""
+def _spec(checkpoint, examples=4096, **overrides):
+    """Enough steps (4096 examples, 256 steps an epoch) to be killed mid-epoch; dropout, so the RNG
+    state matters too. Tests that kill nothing (and compile nothing) train on fewer `examples`."""
     spec = base_spec(
         **{
             "deterministic": True,
             "data": {
-                "train": {"source": {"type": "synthetic", "examples": 4096}, "batch_size": 16, "shuffle": 4096},
+                "train": {"source": {"type": "synthetic", "examples": examples}, "batch_size": 16, "shuffle": examples},
                 "validation": {"source": {"type": "synthetic", "examples": 64}},
             },
             "model": {
@@ -141,7 +142,8 @@ def test_sigterm_saves_where_it_stopped_and_a_rerun_resumes(uninterrupted, tmp_p
 
 
 def test_corrupt_newest_checkpoint_falls_back_to_the_previous(build_spec, tmp_path):
-    script = build_spec(_spec({"every_epochs": 1, "keep": 3}, train={"epochs": 2, "steps_per_execution": 4}))
+    spec = _spec({"every_epochs": 1, "keep": 3}, examples=512, train={"epochs": 2, "steps_per_execution": 4})
+    script = build_spec(spec)
     out = tmp_path / "run"
     first = _start(script, out, tmp_path / "w.npz")
     assert first.wait(timeout=300) == 0
@@ -159,6 +161,7 @@ def test_keep_best_selects_the_best_epoch(build_spec, tmp_path):
     from conftest import load_module
 
     # In-process tests leave op determinism off: it is global to the process (and to later tests).
+    # 4 epochs of 256 steps: past COMPILE_FROM_STEPS, so `jit_compile: auto` compiles this run.
     spec = _spec(
         {"every_epochs": 1, "keep": 1, "keep_best": {"monitor": "val_loss"}}, train={"epochs": 4}, deterministic=False
     )
@@ -174,6 +177,7 @@ def test_resume_never_and_exports(build_spec, tmp_path):
 
     spec = _spec(
         {"every_epochs": 1, "resume": "never", "export": ["keras", "saved_model"]},
+        examples=512,
         train={"epochs": 1},
         deterministic=False,
     )
@@ -194,6 +198,7 @@ def test_tensorboard_events_hold_the_expected_tags_and_steps(build_spec, tmp_pat
 
     spec = _spec(
         {"every_epochs": 1},
+        examples=1024,
         train={"epochs": 2, "steps_per_execution": 4},
         logging={"tensorboard": True, "every_steps": 32, "profile": {"start_step": 10, "steps": 5}},
         deterministic=False,
@@ -212,7 +217,7 @@ def test_tensorboard_events_hold_the_expected_tags_and_steps(build_spec, tmp_pat
         "epoch/sparse_categorical_accuracy",
         "epoch/lr",
     } <= tags
-    steps_per_epoch = 4096 // 16
+    steps_per_epoch = 1024 // 16
     assert [e.step for e in train.Tensors("step/loss")] == list(range(32, 2 * steps_per_epoch + 1, 32))
     assert [e.step for e in train.Tensors("epoch/loss")] == [1, 2]
     validation = EventAccumulator(str(tmp_path / "run" / "tensorboard" / "validation"), size_guidance={"tensors": 0})
