@@ -18,10 +18,19 @@ from pydantic import (
 from tfgen.spec.models.base import KerasObject, StrictModel
 
 
-class LossSpec(KerasObject):
-    """A Keras loss plus its static `weight` in the total loss."""
+CLASS_WEIGHT = (
+    "a tfgen key, not a Keras argument: each training example's loss is multiplied by its class's weight before "
+    "the batch average (which divides by the global batch size, as `fit`'s `class_weight` does); "
+    "`{class id or name: weight}` (a class not listed weighs 1), or `balanced`: n_examples / (n_classes * "
+    "count of the class) over the training labels (scikit-learn's rule), counted once and recorded in run.json; "
+    "the validation loss and the metrics stay unweighted; null: every class weighs 1"
+)
 
-    reserved: ClassVar[tuple[str, ...]] = ("weight",)
+
+class LossSpec(KerasObject):
+    """A Keras loss plus its static `weight` in the total loss, and its `class_weight`."""
+
+    reserved: ClassVar[tuple[str, ...]] = ("weight", "class_weight")
     reserved_schema: ClassVar[dict[str, Any]] = {
         "weight": {
             "type": "number",
@@ -29,10 +38,24 @@ class LossSpec(KerasObject):
             "description": "the loss's weight in the total (a tfgen key, not a Keras argument; it scales the task "
             "under every `loss_weighting`)",
             "examples": [0.5],
-        }
+        },
+        "class_weight": {
+            "anyOf": [
+                {"const": "balanced", "type": "string"},
+                {"type": "object", "additionalProperties": {"type": "number", "minimum": 0}},
+                {"type": "null"},
+            ],
+            "default": None,
+            "description": CLASS_WEIGHT,
+            "examples": [{"0": 1.0, "1": 5.0}, "balanced"],
+        },
     }
 
     weight: float = 1.0
+    # Left out of the dump when null, so that a spec without it keeps its state identity.
+    class_weight: dict[int | str, NonNegativeFloat] | Literal["balanced"] | None = Field(
+        None, exclude_if=lambda value: value is None
+    )
 
 
 MONITOR = "a value the history logs (checked at build time)"
