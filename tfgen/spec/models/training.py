@@ -17,7 +17,6 @@ from pydantic import (
 
 from tfgen.spec.models.base import KerasObject, StrictModel
 
-
 CLASS_WEIGHT = (
     "a tfgen key, not a Keras argument: each training example's loss is multiplied by its class's weight before "
     "the batch average (which divides by the global batch size, as `fit`'s `class_weight` does); "
@@ -56,6 +55,13 @@ class LossSpec(KerasObject):
     class_weight: dict[int | str, NonNegativeFloat] | Literal["balanced"] | None = Field(
         None, exclude_if=lambda value: value is None
     )
+
+    @field_validator("class_weight")
+    @classmethod
+    def _ids_or_names(cls, value: Any) -> Any:
+        if isinstance(value, dict) and len({type(key) for key in value}) > 1:
+            raise ValueError("key the class weights by class ids or by class names, not both")
+        return value
 
 
 MONITOR = "a value the history logs (checked at build time)"

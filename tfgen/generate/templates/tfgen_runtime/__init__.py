@@ -9,6 +9,7 @@ concern:
 - `imports`: the user's functions a spec names
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `strings`: string inputs, string labels mapped to their class ids, random strings
+- `class_weights`: class and example weights, found once and applied to the losses
 - `tfrecords`: TFRecord files read and parsed once before training
 - `tfds_source`: TensorFlow Datasets (the `tfds` extra), streamed in stored order
 - `csv_files`: CSV files read into memory or streamed, every row checked first
@@ -29,6 +30,12 @@ concern:
 """
 
 from .checkpoint import RunCheckpoint, read_whole, refuse_another_run
+from .class_weights import (
+    SAMPLE_WEIGHT,
+    class_weights,
+    weigh_losses,
+    with_sample_weights,
+)
 from .checkpoint_files import checkpoint_paths
 from .cli import parse_args, positive, run
 from .csv_files import CsvStream, read_csv
@@ -84,6 +91,7 @@ __all__ = [
     "RunCheckpoint",
     "RunDirectory",
     "RunState",
+    "SAMPLE_WEIGHT",
     "StandardTrainer",
     "StopSignals",
     "UserError",
@@ -91,6 +99,7 @@ __all__ = [
     "checked_arrays",
     "checked_test_data",
     "checked_tfrecords",
+    "class_weights",
     "checkpoint_paths",
     "decoded",
     "epoch_line",
@@ -124,4 +133,6 @@ __all__ = [
     "synthetic_arrays",
     "text_folder",
     "variable_path",
+    "weigh_losses",
+    "with_sample_weights",
 ]
