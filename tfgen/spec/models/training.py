@@ -56,11 +56,19 @@ class LossSpec(KerasObject):
         None, exclude_if=lambda value: value is None
     )
 
-    @field_validator("class_weight")
+    @field_validator("class_weight", mode="before")
     @classmethod
-    def _ids_or_names(cls, value: Any) -> Any:
-        if isinstance(value, dict) and len({type(key) for key in value}) > 1:
+    def _class_weight(cls, value: Any) -> Any:
+        """One error for a bad value (not one per kind of value it could have been)."""
+        if value is None or value == "balanced":
+            return value
+        if not isinstance(value, dict):
+            raise ValueError(f"expected `balanced` or a mapping `{{class: weight}}`, found {value!r}")
+        if len({type(key) for key in value}) > 1:
             raise ValueError("key the class weights by class ids or by class names, not both")
+        for key, weight in value.items():
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight >= 0:
+                raise ValueError(f"the weight of class {key} must be a number of 0 or more, found {weight!r}")
         return value
 
 
