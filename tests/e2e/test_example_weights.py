@@ -111,9 +111,7 @@ def test_the_weighted_loss_under_mirrored_on_two_cpus_equals_the_single_device_o
     assert history_two[0]["loss"] == pytest.approx(history_one[0]["loss"], rel=1e-6)
 
 
-def test_balanced_weights_count_the_streamed_csv_training_labels_are_recorded_and_kept_on_resume(
-    build_spec, tmp_path
-):
+def test_balanced_weights_count_the_streamed_csv_training_labels_are_recorded_and_kept_on_resume(build_spec, tmp_path):
     x, y, w = _data(seed=2)
     source = _write_csv(tmp_path / "train.csv", x, y, w)
     spec = _spec(source, class_weight="balanced", sample_weight="w")
@@ -145,10 +143,10 @@ def test_bad_npz_example_weights_and_an_empty_balanced_class_are_one_line_errors
     weighted = build_spec(_spec(source, sample_weight="w"), stem="weighted")
     balanced = build_spec(_spec(source, class_weight="balanced"), stem="balanced")
     cases = [
-        (weighted, dict(x=x, y=y, w=np.where(np.arange(EXAMPLES) == 5, -1.0, w)), "negative or not finite"),
-        (weighted, dict(x=x, y=y, w=w[:10]), "not one weight per example"),
-        (weighted, dict(x=x, y=y), "no array w"),
-        (balanced, dict(x=x, y=np.zeros(EXAMPLES, "int32"), w=w), "class 1 has no training example"),
+        (weighted, {"x": x, "y": y, "w": np.where(np.arange(EXAMPLES) == 5, -1.0, w)}, "negative or not finite"),
+        (weighted, {"x": x, "y": y, "w": w[:10]}, "not one weight per example"),
+        (weighted, {"x": x, "y": y}, "no array w"),
+        (balanced, {"x": x, "y": np.zeros(EXAMPLES, "int32"), "w": w}, "class 1 has no training example"),
     ]
     for script, arrays, message in cases:
         np.savez(path, **arrays)
