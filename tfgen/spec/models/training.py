@@ -63,7 +63,7 @@ class LossSpec(KerasObject):
         if value is None or value == "balanced":
             return value
         if not isinstance(value, dict):
-            raise ValueError(f"expected `balanced` or a mapping `{{class: weight}}`, found {value!r}")
+            raise ValueError(f"expected `balanced` or a mapping `{{class: weight}}`, found {value!r}")  # noqa: TRY004
         if len({type(key) for key in value}) > 1:
             raise ValueError("key the class weights by class ids or by class names, not both")
         for key, weight in value.items():

@@ -30,13 +30,13 @@ concern:
 """
 
 from .checkpoint import RunCheckpoint, read_whole, refuse_another_run
+from .checkpoint_files import checkpoint_paths
 from .class_weights import (
     SAMPLE_WEIGHT,
     class_weights,
     weigh_losses,
     with_sample_weights,
 )
-from .checkpoint_files import checkpoint_paths
 from .cli import parse_args, positive, run
 from .csv_files import CsvStream, read_csv
 from .data import (
@@ -82,6 +82,7 @@ from .trainer import (
 
 __all__ = [
     "COMPILE_FROM_STEPS",
+    "SAMPLE_WEIGHT",
     "CsvStream",
     "EarlyStopping",
     "Field",
@@ -91,7 +92,6 @@ __all__ = [
     "RunCheckpoint",
     "RunDirectory",
     "RunState",
-    "SAMPLE_WEIGHT",
     "StandardTrainer",
     "StopSignals",
     "UserError",
@@ -99,8 +99,8 @@ __all__ = [
     "checked_arrays",
     "checked_test_data",
     "checked_tfrecords",
-    "class_weights",
     "checkpoint_paths",
+    "class_weights",
     "decoded",
     "epoch_line",
     "evaluate_test",

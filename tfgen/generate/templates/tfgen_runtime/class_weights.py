@@ -78,7 +78,9 @@ def weigh_losses(task_losses, targets, tables, fields):
         weighted[name] = loss * tf.gather(tf.cast(table, loss.dtype), ids)
     if SAMPLE_WEIGHT in targets:
         weights = targets[SAMPLE_WEIGHT]
-        weighted = {k: loss * tf.cast(weights, loss.dtype) for k, loss in weighted.items()}
+        weighted = {
+            k: loss * tf.cast(weights, loss.dtype) for k, loss in weighted.items()
+        }
     return weighted
 
 
@@ -98,7 +100,9 @@ def sample_weights(values, rows, where):
         found = f"shape {array.shape}, not one weight per example ({rows},)"
         raise UserError(f"{where}: example weights of {found}")
     if array.dtype.kind not in "biuf":
-        raise UserError(f"{where}: example weights must be numbers, found {array.dtype}")
+        raise UserError(
+            f"{where}: example weights must be numbers, found {array.dtype}"
+        )
     weights = array.astype(np.float32)
     bad = ~np.isfinite(weights) | (weights < 0)
     if bad.any():
