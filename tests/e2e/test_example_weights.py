@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from conftest import load_runtime
 from conftest import run_harness as _harness
+from folder_data import image_spec, write_images
 
 pytestmark = pytest.mark.slow
 
@@ -55,6 +56,7 @@ def _spec(source, *, class_weight=None, sample_weight=None, **overrides):
         "model": {"inputs": {"features": {"shape": [4]}}, "outputs": {"label": [{"type": "Dense", "units": 2}]}},
         "targets": {"label": {"shape": [], "dtype": "int32", "classes": 2}},
         "losses": {"label": loss},
+        "metrics": {"label": ["SparseCategoricalAccuracy"]},
         "optimizer": {"type": "SGD", "learning_rate": LEARNING_RATE},
         "train": {"epochs": 1},
         **overrides,
@@ -81,6 +83,8 @@ def _assert_step(initial, final, history, x, y, weights):
     unweighted, _ = _by_hand(initial, x, y, np.ones(len(y)))
     assert abs(loss - unweighted) > 1e-2  # the weights change the loss: the comparison below has teeth
     assert history[0]["loss"] == pytest.approx(loss, rel=1e-6)
+    predicted = np.argmax(x @ initial[0] + initial[1], axis=1)
+    assert history[0]["sparse_categorical_accuracy"] == pytest.approx(np.mean(predicted == y))  # unweighted
     for have, want in zip(final, expected, strict=True):
         np.testing.assert_allclose(have, want, rtol=1e-6, atol=1e-6)
 
@@ -128,6 +132,22 @@ def test_balanced_weights_count_the_streamed_csv_training_labels_are_recorded_an
     resumed = json.loads((tmp_path / "run" / "run.json").read_text())
     assert resumed["argv"][-2:] == ["--epochs", "2"]  # the resumed run rewrote run.json
     assert resumed["class_weights"] == recorded
+
+
+def test_balanced_weights_of_a_folder_source_count_its_training_files(build_spec, tmp_path):
+    files = write_images(tmp_path / "images", per_class=8)
+    for path in [f for f in files if f.parent.name == "stripes"][:4]:
+        path.unlink()
+    spec = image_spec(tmp_path / "images")
+    spec["losses"]["shape"]["class_weight"] = "balanced"
+    spec["train"]["epochs"] = 1
+    _, _, history, out = _harness(build_spec(spec), tmp_path, "run")
+    training = np.array([6, 6, 3])  # a stratified quarter of 8, 8 and 4 files held out
+    balanced = training.sum() / (3 * training)
+    assert "(15 labels)" in out
+    recorded = json.loads((tmp_path / "run" / "run.json").read_text())["class_weights"]
+    assert recorded["shape"] == pytest.approx(balanced.tolist(), rel=1e-12)
+    assert np.isfinite(history[0]["loss"])
 
 
 def _run_script(script, tmp_path, *args):
