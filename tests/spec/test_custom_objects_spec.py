@@ -89,7 +89,7 @@ def test_each_function_binds_the_objects_it_builds_and_nothing_is_imported_at_th
     assert _bound(functions["build_metrics"]) == ["F1Score <- mine:F1Score", "Hits <- mine:Hits"]
     assert _bound(functions["build_optimizer"]) == ["Halving <- mine:Halving"]
     text = (tmp_path / "generated" / "s.py").read_text()
-    assert "rt.per_example_loss(FocalLoss, gamma=2.0)" in text
+    assert 'rt.per_example_loss(FocalLoss, {"gamma": 2.0})' in text
     assert "gain_initializer=keras.initializers.HeNormal()" in text
     assert '"f1_score": F1Score()' in text  # the history key: the class's name in snake case
     assert "mine" not in "".join(ast.unparse(n) for n in ast.parse(text).body if isinstance(n, ast.Import))
@@ -130,17 +130,29 @@ def test_what_tfgen_cannot_build_is_refused_in_located_lines(tmp_path):
         {"type": "other:Scale"},
     ]
     assert _errors(tmp_path, spec) == [
-        'model.layers.0.kernel_initializer: Dense expects an initializer (a name or `{type: ...}`) '
-        'or null, got "mine:Halves"; your own class is written `{type: "mine:Halves"}`',
-        "model.layers.1.inner.type: `other:Gate` under `inner` of `mine:Scale`: tfgen builds a nested "
-        "object only under an argument ending in `_regularizer`, `_initializer`, `_constraint` or `learning_rate`, "
-        "or of a Keras class of one kind",
-        "model.layers.2.type: `other:Scale` and `mine:Scale` have the same name: the script binds "
-        "each by its name, so give one another name (or import it under one in a module of yours)",
-        "losses.label.reduction: tfgen builds losses with `reduction=None` and averages them over the "
-        "global batch; remove `reduction`",
-        "metrics.label.0: expected a Keras class name or `package.module:Name` (your own class), "
-        "found `my-metrics:Hits`",
-        "optimizer.type: `mine:Fast`: the optimizer is a Keras class (your own layers, losses, "
-        "metrics, schedules, ... work)",
+        (
+            "model.layers.0.kernel_initializer: Dense expects an initializer (a name or `{type: ...}`) "
+            'or null, got "mine:Halves"; your own class is written `{type: "mine:Halves"}`'
+        ),
+        (
+            "model.layers.1.inner.type: `other:Gate` under `inner` of `mine:Scale`: tfgen builds a nested "
+            "object only under an argument ending in `_regularizer`, `_initializer`, `_constraint` or `learning_rate`, "
+            "or of a Keras class of one kind"
+        ),
+        (
+            "model.layers.2.type: `other:Scale` and `mine:Scale` have the same name: the script binds "
+            "each by its name, so give one another name (or import it under one in a module of yours)"
+        ),
+        (
+            "losses.label.reduction: tfgen builds losses with `reduction=None` and averages them over the "
+            "global batch; remove `reduction`"
+        ),
+        (
+            "metrics.label.0: expected a Keras class name or `package.module:Name` (your own class), "
+            "found `my-metrics:Hits`"
+        ),
+        (
+            "optimizer.type: `mine:Fast`: the optimizer is a Keras class (your own layers, losses, "
+            "metrics, schedules, ... work)"
+        ),
     ]

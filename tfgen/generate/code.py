@@ -37,7 +37,8 @@ def keras_call(obj: KerasObject | dict, kind: str, extra: dict[str, str] | None 
         name, args = obj.type, obj.args
     parts = [f"{arg}={argument(arg, value)}" for arg, value in args.items()]
     if is_custom(name) and kind == "losses":  # made per-example by the runtime (no `reduction`)
-        return f"rt.per_example_loss({', '.join([local_name(name), *parts])})"
+        given = [f"{literal(arg)}: {argument(arg, value)}" for arg, value in args.items()]
+        return f"rt.per_example_loss({local_name(name)}{', {' + ', '.join(given) + '}' if given else ''})"
     parts += [f"{arg}={code}" for arg, code in (extra or {}).items()]
     if is_custom(name):  # the user's own class, bound to its name where it is used
         return f"{local_name(name)}({', '.join(parts)})"
