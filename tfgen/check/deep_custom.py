@@ -5,30 +5,28 @@ the script does too."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import sys
+import types
 from functools import lru_cache
 from typing import Any
 
 from tfgen.spec import catalog
 from tfgen.spec.custom_objects import local_name, references_in
 
-RUNTIME_NAME = "_tfgen_deep_runtime"  # the support package, imported under a name of its own
+RUNTIME_NAME = "_tfgen_deep_runtime"  # the support package, under a name of its own
 
 
 @lru_cache(maxsize=1)
 def runtime():
-    """The support package the scripts import as `rt` (tfgen's copy of it)."""
+    """The support module the scripts call as `rt.per_example_loss` and `rt.keyed_inputs`
+    (tfgen's copy of `tfgen_runtime/custom.py`, imported alone: not the whole package)."""
     from tfgen.generate.render import templates_dir
 
-    folder = templates_dir() / "tfgen_runtime"
-    spec = importlib.util.spec_from_file_location(
-        RUNTIME_NAME, folder / "__init__.py", submodule_search_locations=[str(folder)]
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[RUNTIME_NAME] = module
-    spec.loader.exec_module(module)
-    return module
+    package = types.ModuleType(RUNTIME_NAME)
+    package.__path__ = [str(templates_dir() / "tfgen_runtime")]
+    sys.modules.setdefault(RUNTIME_NAME, package)
+    return importlib.import_module(f"{RUNTIME_NAME}.custom")
 
 
 def custom_names(checker, obj: Any, loc: tuple) -> dict[str, Any] | None:
