@@ -8,6 +8,7 @@ concern:
 - `devices`: the devices a strategy runs on
 - `errors`: `UserError`
 - `imports`: the user's functions a spec names
+- `custom`: the user's own losses made per-example, a builder's one-tensor model keyed
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `strings`: string inputs, string labels mapped to their class ids, random strings
 - `class_weights`: class and example weights, found once and applied to the losses
@@ -40,6 +41,7 @@ from .class_weights import (
 )
 from .cli import parse_args, positive, run
 from .csv_files import CsvStream, read_csv
+from .custom import keyed_inputs, per_example_loss
 from .data import (
     Field,
     as_dataset,
@@ -112,6 +114,7 @@ __all__ = [
     "function",
     "held_out",
     "image_folder",
+    "keyed_inputs",
     "label_ids",
     "listed",
     "load_tfds",
@@ -119,6 +122,7 @@ __all__ = [
     "mirrored_devices",
     "named_examples",
     "parse_args",
+    "per_example_loss",
     "positive",
     "progress_bar",
     "read_csv",

@@ -231,3 +231,47 @@ def test_the_digits_script_loads_its_sklearn_data_without_trust(tmp_path):
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "run" / "history.jsonl").exists()
+
+
+OWN_LAYER = """import keras
+from pathlib import Path
+
+Path({marker!r}).write_text("imported")
+
+
+class Scale(keras.layers.Layer):
+    def call(self, x):
+        return x * 2.0
+"""
+
+
+@pytest.mark.slow
+def test_script_refuses_an_own_layer_from_outside_the_project_in_one_line_and_imports_it_with_trust(tmp_path):
+    """`type: "module:Name"` follows the builders' rule: on PYTHONPATH but outside the project, refused."""
+    elsewhere, marker = tmp_path / "elsewhere", tmp_path / "imported"
+    write_module(elsewhere, "elsewhere_layers", OWN_LAYER.format(marker=str(marker)))
+    spec = base_spec()
+    spec["model"]["layers"] = [{"type": "elsewhere_layers:Scale"}, *spec["model"]["layers"]]
+    spec["train"]["epochs"] = 1
+    work = tmp_path / "work"  # the project: `elsewhere` is outside it
+    (work / "specs").mkdir(parents=True)
+    (work / "specs" / "x.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    assert tfgen_here("build", "specs/x.yaml", cwd=work).returncode == 0
+    env = {
+        **os.environ,
+        **QUIET,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(elsewhere), os.environ.get("PYTHONPATH")])),
+    }
+    command = [sys.executable, "generated/x.py", "--output-dir", str(tmp_path / "run"), "--steps-per-epoch", "1"]
+    refused = subprocess.run(command, cwd=work, capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert refused.returncode == 1
+    assert "Traceback" not in refused.stderr
+    assert (
+        refused.stderr.splitlines()[-1] == f"error: elsewhere_layers:Scale: refusing to import `elsewhere_layers` {WHY}"
+    )
+    assert not marker.exists()
+    trusted = subprocess.run(
+        [*command, "--trust"], cwd=work, capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+    assert trusted.returncode == 0, trusted.stderr[-2000:]
+    assert marker.exists()

@@ -1,11 +1,10 @@
 """`tfgen validate --deep`: build every Keras object of a spec as its script would, in seconds.
 
-Imports Keras (never trains, never reads data): constructs each layer, regularizer, initializer,
-constraint, loss, metric, schedule, optimizer and preprocessing layer from the constructor text the
-planner emits into the script (`tfgen.generate.code.keras_call`), imports the `python` sources and the `builder`,
-builds the model on `keras.Input`s of the spec's inputs, and checks each head against its target
-and loss; lists a folder source's class folders (tfgen.check.data_folders). Every failure is a
-located issue: `spec.yaml:18:5: model.layers.1: Dense: <message>`.
+Imports Keras (never trains, never reads data): constructs each Keras object from the constructor
+text the planner emits into the script (`tfgen.generate.code.keras_call`), imports the `python`
+sources, the `builder` and the user's own objects (tfgen.check.deep_custom), builds the model on
+`keras.Input`s of the spec's inputs, and checks each head against its target and loss; lists a
+folder source's class folders. Every failure is a located issue: `spec.yaml:18:5: model.layers.1: Dense: <message>`.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from typing import Any
 
 from tfgen.check.csv_header import csv_problems
 from tfgen.check.data_folders import folder_issues
+from tfgen.check.deep_custom import custom_names, keyed, metric_params
 from tfgen.check.deep_strings import strings_misused
 from tfgen.check.head_rules import (
     BINARY,
@@ -147,7 +147,8 @@ class _Deep:
                     return None
                 if self.construct(value, nested, (*loc, arg)) is None:
                     return None
-        return self.evaluate(keras_call(obj, kind, extra), loc, name)
+        names = custom_names(self, obj, loc)  # the user's own objects it names, imported
+        return None if names is None else self.evaluate(keras_call(obj, kind, extra), loc, name, **names)
 
     def evaluate(self, code: str, loc: Loc, name: str, **names: Any) -> Any:
         """Run one constructor call as the script writes it (the planner's text: validated class
@@ -294,7 +295,7 @@ class _Deep:
             return None, outputs
 
     def builder_model(self):
-        spec, keras, loc = self.spec, self.keras, ("model", "builder")
+        spec, loc = self.spec, ("model", "builder")
         build = self.function(spec.model.builder, loc)
         if build is None:
             return None, None
@@ -303,8 +304,7 @@ class _Deep:
         except Exception as error:
             self.fail(loc, f"`{spec.model.builder}` raised {type(error).__name__}: {first_line(error)}")
             return None, None
-        if not isinstance(model, keras.Model):
-            self.fail(loc, f"`{spec.model.builder}` returned a {type(model).__name__}, not a keras.Model")
+        if (model := keyed(self, model, loc)) is None:  # a keras.Model, keyed by input name as the script keys it
             return None, None
         try:
             outputs = model(self.inputs())  # the batches are dicts keyed by input name
@@ -440,9 +440,7 @@ class _Deep:
                     f"{metric.type}: reads probabilities in [0, 1], but output `{name}` gives logits "
                     "(its loss has `from_logits: true`)",
                 )
-            elif "from_logits" in catalog.classes("metrics")[metric.type]["params"] and not metric.args.get(
-                "from_logits"
-            ):
+            elif "from_logits" in metric_params(metric.type) and not metric.args.get("from_logits"):
                 self.fail(
                     loc,
                     f"{metric.type}: output `{name}` gives logits (its loss has `from_logits: true`): "
@@ -487,7 +485,8 @@ class _Deep:
         else:
             learning_rate = rate
         # as build_optimizer writes it: whole, or taking the wrapped rate by the name `learning_rate`
-        optimizer = self.evaluate(view.call, ("optimizer",), spec.optimizer.type, learning_rate=learning_rate)
+        names = {**(custom_names(self, spec.optimizer, ("optimizer",)) or {}), "learning_rate": learning_rate}
+        optimizer = self.evaluate(view.call, ("optimizer",), spec.optimizer.type, **names)
         if optimizer is None:
             return
         if spec.precision == "mixed_float16":

@@ -9,6 +9,7 @@ from typing import Any
 
 from tfgen.generate.views import Keywords, LayerLine, LineKind
 from tfgen.spec import catalog
+from tfgen.spec.custom_objects import is_custom, local_name
 from tfgen.spec.models import KerasObject
 from tfgen.spec.models.model import Residual
 from tfgen.spec.support import INTEGER_ADAPTED
@@ -35,7 +36,12 @@ def keras_call(obj: KerasObject | dict, kind: str, extra: dict[str, str] | None 
     else:
         name, args = obj.type, obj.args
     parts = [f"{arg}={argument(arg, value)}" for arg, value in args.items()]
+    if is_custom(name) and kind == "losses":  # made per-example by the runtime (no `reduction`)
+        given = [f"{literal(arg)}: {argument(arg, value)}" for arg, value in args.items()]
+        return f"rt.per_example_loss({local_name(name)}{', {' + ', '.join(given) + '}' if given else ''})"
     parts += [f"{arg}={code}" for arg, code in (extra or {}).items()]
+    if is_custom(name):  # the user's own class, bound to its name where it is used
+        return f"{local_name(name)}({', '.join(parts)})"
     return f"{catalog.NAMESPACE[kind]}.{name}({', '.join(parts)})"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from tfgen.generate.code import argument, float32_head, keras_call, keywords, layer_lines, literal
+from tfgen.generate.custom_plan import CUSTOM_NAMES
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit, strings_reason
 from tfgen.generate.folder_plan import folder_description, folder_source
 from tfgen.generate.identity import data_files, state_sha256
@@ -43,6 +44,7 @@ from tfgen.generate.views import (
     View,
     Weighting,
 )
+from tfgen.spec.custom_objects import spec_references
 from tfgen.spec.models import Spec
 from tfgen.spec.names import has_validation, metric_keys, output_names
 
@@ -137,7 +139,7 @@ SCRIPT_NAMES = frozenset(
         "main",
     ]
 )
-SCRIPT_NAMES |= TEST_NAMES  # and the names of the test data's code
+SCRIPT_NAMES |= TEST_NAMES | CUSTOM_NAMES  # and the names of the test data's code and the user's losses
 
 
 def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".") -> View:
@@ -413,6 +415,7 @@ def user_functions(spec: Spec) -> list[tuple[tuple[str, ...], str]]:
     parts = [part for part in ("train", "validation", "test") if getattr(spec.data, part)]
     sources = [(("data", part, "source", "function"), getattr(spec.data, part).source) for part in parts]
     found = [(loc, source.function) for loc, source in sources if source.type == "python"]
+    found += spec_references(spec)  # the user's own Keras objects (`type: "module:Name"`)
     return found + ([(("model", "builder"), spec.model.builder)] if spec.model.builder else [])
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tfgen.spec import catalog
+from tfgen.spec.custom_objects import class_name, is_custom, snake_case
 from tfgen.spec.models import KerasObject, Spec
 
 # The keys every history row may hold besides the losses and metrics, with what they record
@@ -25,9 +26,12 @@ def output_names(spec: Spec) -> list[str]:
 
 
 def metric_name(metric: KerasObject) -> str:
-    """The metric's own name, as Keras gives it (its `name` argument or the class default)."""
+    """The metric's own name, as Keras gives it (its `name` argument or the class default;
+    your own class's name in snake case)."""
     if "name" in metric.args:
         return str(metric.args["name"])
+    if is_custom(metric.type):
+        return snake_case(class_name(metric.type))
     return catalog.classes("metrics")[metric.type]["default_name"]
 
 

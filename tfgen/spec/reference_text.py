@@ -20,6 +20,22 @@ WRITING = """
 Keras objects are written the way Keras names them: `{type: <Keras class>, <argument>: value}`,
 or a bare class name when there are no arguments. Nested Keras objects work the same way
 (`kernel_regularizer: {type: L2, l2: 0.001}`, `learning_rate: {type: CosineDecay, ...}`).
+
+**Your own objects.** Wherever a Keras class is taken (layers of the trunk, heads, residual
+blocks, branches, `preprocess` and `augment`; losses, metrics, and nested regularizers,
+initializers, constraints and learning-rate schedules), `type: "my_layers:Scale"` names a class
+of yours (`package.module:Name`), found as `python` sources and builders are: on `sys.path`, in
+the working directory, then next to the spec; without `--trust`, only a module of the project.
+Its arguments are passed as keyword arguments and are not typed (`validate` never imports it;
+`validate --deep` builds it, and a constructor that refuses an argument is a located error). The
+script binds it where it uses it (`Scale = rt.function("my_layers:Scale", SPEC_DIR)` at the top
+of `build_model`). A loss may be a `keras.losses.Loss` subclass (made with `reduction=None`) or a
+plain function `(y_true, y_pred, **arguments) -> one loss per example` (both cast to the
+predictions' dtype, as Keras calls a loss function); values with more axes are averaged per
+example, and the step averages over the global batch, so it is right across replicas (a function
+that returns one value for the batch is an error). A metric's history key is its `name`, else its
+class name in snake case (`F1Score` -> `f1_score`). The optimizer is a Keras class. A nested
+object of yours is written `{type: "module:Name"}` (a bare string there is a Keras name).
 Unknown keys are errors everywhere. YAML is loaded safely (no tags), and every value that lands in
 the generated code is emitted as a Python literal; names (inputs, outputs, the run) must be ASCII
 Python identifiers that are not keywords (the run's starts with a letter; TensorFlow refuses

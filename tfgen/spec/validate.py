@@ -9,6 +9,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from tfgen.errors import SpecError, SpecIssue
 from tfgen.spec import catalog
+from tfgen.spec.custom_objects import check_arguments, clashes, is_custom, reference_problem
 from tfgen.spec.loader import Loc, Located, dotted, walk
 from tfgen.spec.models import Spec
 from tfgen.spec.models.base import LayerSpec, field_types
@@ -166,6 +167,8 @@ def _keras_issues(doc: Located):
         for pattern, kind in KERAS_PLACES:
             if _matches(pattern, loc):
                 yield from _check_layer_item(doc, node, kind, loc)
+    for loc, message in clashes(doc.data):
+        yield doc.issue(loc, message)
 
 
 def _check_layer_item(doc: Located, node: Any, kind: str, loc: Loc):
@@ -188,6 +191,9 @@ def _check_keras(doc: Located, node: Any, kind: str, loc: Loc, reserved: tuple[s
         args = {k: v for k, v in node.items() if k != "type" and k not in reserved}
     else:
         return  # the structural validation reports it
+    if is_custom(name):
+        yield from _check_custom(doc, name, args, kind, loc, type_loc)
+        return
     known = catalog.classes(kind)
     noun = catalog.KIND_NOUN[kind]
     if name not in known:
@@ -209,7 +215,8 @@ def _check_keras(doc: Located, node: Any, kind: str, loc: Loc, reserved: tuple[s
                 arg_loc, f"`{name}` has no argument `{arg}`{catalog.did_you_mean(str(arg), entry['params'])}", key=True
             )
         elif (problem := catalog.type_error(kind, name, str(arg), value)) is not None:
-            yield doc.issue(arg_loc, problem)
+            hint = f'; your own class is written `{{type: "{value}"}}`' if is_custom(value) else ""
+            yield doc.issue(arg_loc, problem + hint)
         elif isinstance(value, dict) and "type" in value:
             inner = catalog.nested_kind(str(arg), str(value["type"]))
             if inner is None:
@@ -221,3 +228,23 @@ def _check_keras(doc: Located, node: Any, kind: str, loc: Loc, reserved: tuple[s
             yield doc.issue(loc, f"`{name}` needs the argument `{required}`")
     if kind == "metrics" and entry.get("default_name") is None and "name" not in args:
         yield doc.issue(loc, f"give `{name}` a `name`: it is the metric's key in the history")
+
+
+def _check_custom(doc: Located, name: str, args: dict, kind: str, loc: Loc, type_loc: Loc):
+    """The user's own `module:Name`: its reference and nested objects (`--deep` builds it and
+    reports what its constructor refuses)."""
+    problem = reference_problem(name)
+    if problem is None and kind == "optimizers":
+        problem = f"`{name}`: the optimizer is a Keras class (your own layers, losses, metrics, schedules, ... work)"
+    if problem is not None:
+        yield doc.issue(type_loc, problem)
+        return
+    for arg in args:
+        if arg in OWNED_ARGUMENTS.get(kind, {}):
+            yield doc.issue((*loc, arg), OWNED_ARGUMENTS[kind][arg], key=True)
+    for arg_loc, message, inner in check_arguments(name, args, loc):
+        if message is not None:
+            yield doc.issue(arg_loc, message)
+        else:
+            node = args[arg_loc[-1]]
+            yield from _check_keras(doc, node, inner, arg_loc)

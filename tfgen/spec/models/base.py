@@ -104,11 +104,13 @@ class KerasObject(BaseModel):
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        properties: dict[str, Any] = {"type": {"type": "string", "description": "Keras class name"}}
+        properties: dict[str, Any] = {
+            "type": {"type": "string", "description": "Keras class name, or `package.module:Name` (your own class)"}
+        }
         properties.update(cls.reserved_schema)
         return {
             "anyOf": [
-                {"type": "string", "description": "Keras class name (no arguments)"},
+                {"type": "string", "description": "Keras class name or `package.module:Name` (no arguments)"},
                 {
                     "type": "object",
                     "properties": properties,

@@ -96,7 +96,8 @@ class Model(StrictModel):
     builder: DottedRef | None = Field(
         None,
         description="`package.module:function` returning a keras.Model whose outputs are a dict keyed by target "
-        "name (instead of `branches`/`layers`/`outputs`)",
+        "name (instead of `branches`/`layers`/`outputs`); its input a dict keyed by input name, or, when the spec "
+        "has one input, one tensor",
         examples=["mymodels:build"],
     )
     kwargs: dict[str, Any] = Field({}, description="keyword arguments for `builder`", examples=[{"width": 64}])
