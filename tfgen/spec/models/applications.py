@@ -34,7 +34,7 @@ class ApplicationSpec(StrictModel):
         None, description="the backbone's layer name (`train.phases` freeze it by it)", examples=["backbone"]
     )
     trainable: bool = Field(True, description="false: frozen for the whole run", examples=[False])
-    args: dict[str, Any] = {}
+    args: dict[str, Any] = Field({}, description="the constructor's own arguments (`alpha`, `pooling`, ...)")
 
     @model_validator(mode="before")
     @classmethod
