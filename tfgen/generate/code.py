@@ -10,6 +10,7 @@ from typing import Any
 from tfgen.generate.views import Keywords, LayerLine, LineKind
 from tfgen.spec import catalog
 from tfgen.spec.models import KerasObject
+from tfgen.spec.models.applications import ApplicationSpec
 from tfgen.spec.models.model import Residual
 from tfgen.spec.support import INTEGER_ADAPTED
 
@@ -98,10 +99,24 @@ def _stack_steps(items: list, adapted: dict[str, int], mixed: bool, depth: int) 
             steps.append(LayerLine(LineKind.ALIAS, target="", source="", shortcut=shortcut))
             steps += _stack_steps(item.residual, adapted, mixed, depth + 1)
             steps.append(LayerLine(LineKind.ADD, target="", source="", shortcut=shortcut))
+        elif isinstance(item, ApplicationSpec):
+            steps.append(LayerLine(LineKind.LAYER, target="", source="", code=application_call(item)))
         else:
             code = keras_call(item, "layers", adapted_arguments(item, adapted, mixed))
             steps.append(LayerLine(LineKind.LAYER, target="", source="", code=code))
     return steps
+
+
+def application_call(item: ApplicationSpec) -> str:
+    """`rt.application(keras.applications.<Name>, weights=..., <argument>=value, ...)`: a function
+    that builds the backbone (no top) on the shape of the tensor it is applied to."""
+    parts = [f"keras.applications.{item.application}", f"weights={literal(item.weights)}"]
+    if item.name is not None:
+        parts.append(f"name={literal(item.name)}")
+    if not item.trainable:
+        parts.append("trainable=False")
+    parts += [f"{arg}={literal(value)}" for arg, value in item.args.items()]
+    return f"rt.application({', '.join(parts)})"
 
 
 def adapted_arguments(item: Any, adapted: dict[str, int], mixed: bool) -> dict[str, str]:

@@ -14,6 +14,7 @@ from tfgen.generate.decisions import resolve_in_memory, resolve_jit, strings_rea
 from tfgen.generate.folder_plan import folder_description, folder_source
 from tfgen.generate.identity import data_files, state_sha256
 from tfgen.generate.model_plan import branch_views, model_view, model_words
+from tfgen.generate.phase_plan import phase_named, phase_view, rate_factors
 from tfgen.generate.plan_data import TEST_NAMES, csv_view, data_sources, test_fields
 from tfgen.generate.tfds_plan import tfds_view
 from tfgen.generate.views import (
@@ -147,8 +148,8 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
     # In the order the model applies them (branches, trunk, heads): an adapted layer is adapted
     # after the adapted layers before it.
     branches = branch_views(spec, adapted, mixed)
-    trunk = layer_lines(spec.model.layers, adapted, mixed, source="x", variable="x", result="x")
-    outputs = _outputs(spec, adapted, mixed)
+    trunk = layer_lines(phase_named(spec).model.layers, adapted, mixed, source="x", variable="x", result="x")
+    outputs = _outputs(phase_named(spec), adapted, mixed)
     return View(
         # The path lands in a comment: escape anything (a newline, say) that could end it.
         header={
@@ -201,6 +202,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
             if has_validation(spec) and spec.train.validation_every > 1
             else None,
         ),
+        phases=phase_view(spec),
     )
 
 
@@ -334,7 +336,7 @@ def optimizer_view(spec: Spec) -> OptimizerView:
     warmup = spec.train.warmup
     plateau = spec.train.reduce_on_plateau
     call = keras_call(optimizer, "optimizers")
-    if warmup is not None or plateau is not None:  # the script's WarmUp/ScaledOnPlateau wrap the rate
+    if warmup is not None or plateau is not None or rate_factors(spec):  # WarmUp/ScaledOnPlateau/ByPhase wrap it
         others = [f"{arg}={argument(arg, value)}" for arg, value in optimizer.args.items() if arg != "learning_rate"]
         call = f"keras.optimizers.{optimizer.type}({', '.join(['learning_rate=learning_rate', *others])})"
     return OptimizerView(
