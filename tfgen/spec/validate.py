@@ -105,7 +105,7 @@ def _model_at(doc: Located, loc: Loc) -> type[BaseModel] | None:
         if isinstance(node, dict) and len(models) > 1 and "type" in node:
             models = [m for m in models if _tag(m) == node["type"]] or models
         candidates = models + [t for t in following if typing.get_origin(t) in (dict, list)]
-    models = [c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)]
+    models = list(dict.fromkeys(c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)))
     return models[0] if len(models) == 1 else None
 
 

@@ -34,7 +34,11 @@ class ApplicationSpec(StrictModel):
         None, description="the backbone's layer name (`train.phases` freeze it by it)", examples=["backbone"]
     )
     trainable: bool = Field(True, description="false: frozen for the whole run", examples=[False])
-    args: dict[str, Any] = Field({}, description="the constructor's own arguments (`alpha`, `pooling`, ...)")
+    args: dict[str, Any] = Field(
+        {},
+        description="the constructor's own arguments (`alpha`, `pooling`, ...), written beside `application`",
+        examples=[{"alpha": 0.35, "pooling": "avg"}],
+    )
 
     @model_validator(mode="before")
     @classmethod

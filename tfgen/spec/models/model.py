@@ -29,24 +29,25 @@ class Residual(StrictModel):
     )
 
 
-ITEM_KINDS = {  # the key that makes a layer item other than one Keras layer class
-    "residual": Residual,
-    "application": ApplicationSpec,
-    "application_preprocess": ApplicationPreprocess,
+ITEM_KINDS = {  # the key that makes a layer item other than one Keras layer class, and its tag
+    "residual": (Residual, "residual"),
+    # Tags that are not keys of the item: pydantic puts the tag in an error's location.
+    "application": (ApplicationSpec, "backbone"),
+    "application_preprocess": (ApplicationPreprocess, "family_preprocessing"),
 }
 
 
 def _layer_kind(value: Any) -> str:
-    for key, kind in ITEM_KINDS.items():
+    for key, (kind, tag) in ITEM_KINDS.items():
         if isinstance(value, kind) or (isinstance(value, dict) and key in value and "type" not in value):
-            return key
+            return tag
     return "keras"
 
 
 Layer = Annotated[
     Annotated[Residual, Tag("residual")]
-    | Annotated[ApplicationSpec, Tag("application")]
-    | Annotated[ApplicationPreprocess, Tag("application_preprocess")]
+    | Annotated[ApplicationSpec, Tag("backbone")]
+    | Annotated[ApplicationPreprocess, Tag("family_preprocessing")]
     | Annotated[LayerSpec, Tag("keras")],
     Discriminator(_layer_kind),
 ]

@@ -12,7 +12,9 @@ TRUNK = "trunk"  # `frozen: [trunk]` freezes the shared layers (`model.layers`)
 class Phase(StrictModel):
     """`{epochs: 2, frozen: [backbone]}`: these epochs train all but the frozen layers."""
 
-    epochs: PositiveInt = Field(description="the phase's epochs (the phases cover `train.epochs` in order)")
+    epochs: PositiveInt = Field(
+        description="the phase's epochs (the phases cover `train.epochs` in order)", examples=[2]
+    )
     frozen: list[Identifier] = Field(
         [],
         description="what this phase does not train: layer item names, `trunk` (the shared layers) or an output's "
