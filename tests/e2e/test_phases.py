@@ -19,7 +19,7 @@ from conftest import run_harness as _harness
 pytestmark = pytest.mark.slow
 
 # model.weights order: body kernel, bias; norm gamma, beta, moving mean, moving variance; head kernel, bias.
-FROZEN_FIRST = range(0, 6)
+FROZEN_FIRST = range(6)
 HEAD = range(6, 8)
 TIMES = ("epoch_seconds", "examples_per_second")
 
