@@ -17,6 +17,8 @@ Systems, on the same model, data, batch size and machine:
 
 Streamed cases (TFRecord shards, an .npz source above the in-memory budget, bucketed sequences)
 compare the generated loop with `fit` over the script's own `build_datasets()` pipeline; the
+file cases (`image_folder`: PNG files in class folders, `csv`: a CSV with a string column) compare
+it with `fit` over Keras's own loaders (`image_dataset_from_directory`, `make_csv_dataset`); the
 `first_epoch` case times a whole process, from its start to the end of its first epoch.
 """
 
@@ -90,6 +92,29 @@ CASES = {
         "source": "sequences",
         "systems": STREAMED,
     },
+    # 3,000 PNG files in 3 class folders (data/make_examples.py's shapes), decoded every epoch;
+    # `fit` reads them with keras.utils.image_dataset_from_directory.
+    "image_folder": {
+        "spec": "specs/shapes.yaml",
+        "examples": 3000,
+        "batch": 32,
+        "precision": "float32",
+        "epochs": 4,
+        "source": "image_folder",
+        "systems": STREAMED,
+    },
+    # 60,000 rows of data/make_examples.py's houses (numbers and a string column); `fit` reads
+    # them with tf.data.experimental.make_csv_dataset. No XLA for anyone: a string input.
+    "csv": {
+        "spec": "specs/houses.yaml",
+        "examples": 60000,
+        "batch": 64,
+        "precision": "float32",
+        "epochs": 4,
+        "source": "csv",
+        "systems": STREAMED,
+        "jit_compile": False,
+    },
     # specs/digits.yaml as it is: seconds from process start to the end of the first epoch.
     "first_epoch": {
         "spec": "specs/digits.yaml",
@@ -104,7 +129,7 @@ CASES = {
 MODES = {
     "full": {"cases": list(CASES), "rounds": 2, "scale": 1.0, "epochs": None},
     "quick": {
-        "cases": ["mlp", "cnn", "mlp_tfrecord", "mlp_npz_stream", "sequences", "first_epoch"],
+        "cases": ["mlp", "cnn", "mlp_tfrecord", "mlp_npz_stream", "sequences", "image_folder", "csv", "first_epoch"],
         "rounds": 1,
         "scale": 0.25,
         "epochs": None,
@@ -147,6 +172,8 @@ def benchmark_spec(case: dict, examples: int, epochs: int, data: Path | None = N
         }
     elif case.get("source") == "npz":
         source = {"type": "npz", "path": str(data / "train.npz"), "x": "x", "y": "y"}
+    elif case.get("source") in ("image_folder", "csv"):  # the example spec's source, on the case's files
+        source = {**spec["data"]["train"]["source"], **files_source(case, data)}
     train = {"source": source, "batch_size": case["batch"], "shuffle": min(examples, 10000)}
     if case.get("source") == "sequences":
         train = {**spec["data"]["train"], "shuffle": examples}
@@ -157,9 +184,21 @@ def benchmark_spec(case: dict, examples: int, epochs: int, data: Path | None = N
     return spec
 
 
+def files_source(case: dict, data: Path) -> dict:
+    """Where the `image_folder` and `csv` cases' files are (written by `write_data`)."""
+    if case["source"] == "image_folder":
+        return {"directory": str(data / "shapes")}
+    return {"path": str(data / "houses.csv")}
+
+
 def write_data(case: dict, examples: int, folder: Path) -> None:
-    """The case's data files: MNIST-shaped random images and labels (4 TFRecord shards or an .npz)."""
+    """The case's data files: MNIST-shaped random images and labels (4 TFRecord shards or an .npz),
+    or more of the example data sets' images or rows (data/make_examples.py)."""
     import numpy as np
+
+    if case.get("source") in ("image_folder", "csv"):
+        write_example_files(case, examples, folder)
+        return
 
     rng = np.random.default_rng(0)
     images = rng.integers(0, 256, size=(examples, 28, 28), dtype=np.uint8)
@@ -177,6 +216,77 @@ def write_data(case: dict, examples: int, folder: Path) -> None:
                 for i in range(shard, examples, 4):
                     example = {"image": feature(images[i].reshape(-1)), "digit": feature([labels[i]])}
                     writer.write(tf.train.Example(features=tf.train.Features(feature=example)).SerializeToString())
+
+
+def write_example_files(case: dict, examples: int, folder: Path) -> None:
+    """`examples` shapes images (a third per class) or houses rows, as data/make_examples.py draws them."""
+    import importlib.util
+
+    import numpy as np
+
+    module_spec = importlib.util.spec_from_file_location("make_examples", ROOT / "data" / "make_examples.py")
+    make = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(make)
+    make.IMAGES_PER_SHAPE = examples // 3
+    make.HOUSES = examples
+    if case["source"] == "image_folder":
+        make.write_shapes(folder, np.random.RandomState(make.SEED))
+    else:
+        make.write_houses(folder, np.random.RandomState(make.SEED + 1))
+
+
+def keras_loader(case: dict, spec: dict, data: Path, module):
+    """The case's files through Keras's own loader, as `({input: x}, {target: y})` batches:
+    `image_dataset_from_directory` or `make_csv_dataset`, each with its defaults but the seed."""
+    import keras
+    import tensorflow as tf
+
+    source = spec["data"]["train"]["source"]
+    if case["source"] == "image_folder":
+        (input_name,) = module.INPUTS
+        (target_name,) = module.TARGETS
+        dataset = keras.utils.image_dataset_from_directory(
+            source["directory"],
+            image_size=tuple(source["image_size"]),
+            batch_size=case["batch"],
+            seed=0,
+            verbose=False,
+        )
+        dtype = module.INPUTS[input_name].dtype
+        return dataset.map(lambda x, y: ({input_name: tf.cast(x, dtype)}, {target_name: y}))
+    dataset = tf.data.experimental.make_csv_dataset(
+        source["path"],
+        batch_size=case["batch"],
+        num_epochs=1,
+        shuffle_buffer_size=spec["data"]["train"]["shuffle"],
+        shuffle_seed=0,
+    )
+
+    def columns(row, mapping, fields):
+        """Each field's column, or its columns stacked into a vector, in the field's dtype."""
+        values = {}
+        for name, column in mapping.items():
+            value = tf.stack([row[c] for c in column], axis=-1) if isinstance(column, list) else row[column]
+            values[name] = tf.cast(value, fields[name].dtype) if fields[name].dtype != "string" else value
+        return values
+
+    def split(row):
+        return columns(row, source["x"], module.INPUTS), columns(row, source["y"], module.TARGETS)
+
+    return dataset.map(split, num_parallel_calls=tf.data.AUTOTUNE)
+
+
+def adapt_layers(model, dataset, module) -> None:
+    """Adapt the model's adapted layers as the generated script does: on what reaches each of
+    them of the first ADAPT_BATCHES training batches (strings in one batch)."""
+    import keras
+    import tensorflow as tf
+
+    for name, steps in getattr(module, "ADAPT_BATCHES", {}).items():
+        layer = model.get_layer(name)
+        before = keras.Model(model.input, layer.input)
+        inputs = [before(x, training=False) for x, _ in dataset.take(steps)]
+        layer.adapt(tf.concat(inputs, axis=0) if inputs[0].dtype == tf.string else inputs)
 
 
 def write_script(spec: dict, folder: Path, stem: str = "bench") -> Path:
@@ -220,8 +330,9 @@ def spec_losses(spec: dict) -> tuple[dict, dict]:
     return losses, weights
 
 
-def compile_fit(model, optimizer, spec: dict, system: str) -> None:
-    """`model.compile` for `fit_default` (Keras defaults) or `fit_tuned` (steps_per_execution, XLA)."""
+def compile_fit(model, optimizer, spec: dict, system: str, jit_compile: bool = True) -> None:
+    """`model.compile` for `fit_default` (Keras defaults) or `fit_tuned` (steps_per_execution, and
+    XLA where the model allows it: `jit_compile=False` for a model with a string input)."""
     import keras
 
     losses, weights = spec_losses(spec)
@@ -233,7 +344,7 @@ def compile_fit(model, optimizer, spec: dict, system: str) -> None:
         loss_weights=weights,
         metrics=metrics,
         steps_per_execution=TUNED_STEPS_PER_EXECUTION if tuned else 1,
-        jit_compile=True if tuned else "auto",
+        jit_compile=jit_compile if tuned else "auto",
     )
 
 
@@ -282,7 +393,10 @@ def run_worker(
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
         batch = case["batch"]
         steps = examples // batch
-        if streamed:  # the generated script's own pipeline
+        if case.get("source") in ("image_folder", "csv"):  # Keras's own loader over the same files
+            dataset = keras_loader(case, spec, data, module)
+            adapt_layers(model, dataset, module)
+        elif streamed:  # the generated script's own pipeline
             dataset, _ = module.build_datasets()
         else:
             (features, targets), _ = module.load_data()
@@ -295,7 +409,7 @@ def run_worker(
         throughput = []
 
         if system in ("fit_default", "fit_tuned"):
-            compile_fit(model, optimizer, spec, system)
+            compile_fit(model, optimizer, spec, system, jit_compile=case.get("jit_compile", True))
 
             class Timing(keras.callbacks.Callback):
                 def on_epoch_begin(self, epoch, logs=None):
@@ -406,7 +520,7 @@ def prepare(case: str, examples: int, epochs: int) -> dict:
     """Files a case needs before its runs (not timed): data files, or the script run from its start."""
     folder = Path(tempfile.mkdtemp(prefix=f"tfgen-bench-{case}-"))
     source = CASES[case].get("source")
-    if source in ("tfrecord", "npz"):
+    if source in ("tfrecord", "npz", "image_folder", "csv"):
         subprocess.run(
             [sys.executable, __file__, "--write-data", case, str(folder), "--examples", str(examples)],
             check=True,
@@ -584,12 +698,22 @@ def evaluate(results: list[dict]) -> list[tuple[str, str, float, bool]]:
 
 
 def write_report(
-    results: list[dict], verdicts, builds: dict, mode: str, seconds: float, command: str, docs: Path
+    results: list[dict],
+    verdicts,
+    builds: dict,
+    mode: str,
+    seconds: float,
+    command: str,
+    docs: Path,
+    kept: list[str] | None = None,
 ) -> None:
+    measured = f"Measured by `{command}` ({mode} mode, {seconds / 60:.1f} minutes) on {machine()}."
+    if kept:  # --merge: the other cases' rows are the earlier run's
+        measured += f" The rows of {', '.join(f'`{case}`' for case in kept)} are kept from the run before it."
     lines = [
         "# Benchmarks",
         "",
-        f"Measured by `{command}` ({mode} mode, {seconds / 60:.1f} minutes) on {machine()}.",
+        measured,
         "Each (case, system) runs in its own process; systems are interleaved round by round and the",
         "figures are medians over rounds of the per-epoch median after the first (warm-up) epoch.",
         "This machine is shared: compare ratios within one run, not absolute numbers across runs.",
@@ -610,8 +734,11 @@ def write_report(
         "",
         "examples/s and first step: after the first epoch (tracing, XLA compiles); all epochs: the sum",
         "of every epoch's time, the first included. Streamed cases (`mlp_tfrecord`, `mlp_npz_stream`,",
-        "`sequences`): every system trains on the script's own `build_datasets()` pipeline;",
-        "examples/s is the examples over the whole epoch's time.",
+        "`sequences`): every system trains on the script's own `build_datasets()` pipeline. File cases",
+        "(`image_folder`, `csv`): `fit` reads the same files with Keras's own loader",
+        "(`image_dataset_from_directory`, `make_csv_dataset`), the generated loop with its `image_folder`",
+        "or `csv` source; tuned `fit` has no XLA on `csv` (a string input). In both, examples/s is the",
+        "examples over the whole epoch's time.",
         "",
     ]
     startup = [r for r in results if r.get("first_epoch_seconds") is not None]
@@ -759,7 +886,7 @@ def main(argv: list[str] | None = None) -> int:
                 merged[key] = statistics.median(item[key] for item in items)
         merged["rounds"] = len(items)
         results.append(merged)
-    kept = []
+    kept: list[dict] = []
     if args.merge and args.results.exists():
         fresh = {r["case"] for r in results}
         kept = [r for r in json.loads(args.results.read_text()) if r["case"] not in fresh]
@@ -774,7 +901,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.rounds:
         command += f" --rounds {args.rounds}"
     args.docs.mkdir(parents=True, exist_ok=True)
-    write_report(results, verdicts, builds, mode, time.perf_counter() - started, command, args.docs)
+    kept_cases = list(dict.fromkeys(r["case"] for r in kept))
+    write_report(results, verdicts, builds, mode, time.perf_counter() - started, command, args.docs, kept_cases)
     for description, case, value, met in verdicts:
         print(f"{'met   ' if met else 'MISSED'} {description} [{case}]: {value:.2f}")
     return 0

@@ -10,6 +10,7 @@ concern:
 - `imports`: the user's functions a spec names
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `strings`: string inputs, string labels mapped to their class ids, random strings
+- `class_weights`: class and example weights, found once and applied to the losses
 - `tfrecords`: TFRecord files read and parsed once before training
 - `tfds_source`: TensorFlow Datasets (the `tfds` extra), streamed in stored order
 - `csv_files`: CSV files read into memory or streamed, every row checked first
@@ -34,6 +35,12 @@ concern:
 from .applications import application
 from .checkpoint import RunCheckpoint, read_whole, refuse_another_run
 from .checkpoint_files import checkpoint_paths
+from .class_weights import (
+    SAMPLE_WEIGHT,
+    class_weights,
+    weigh_losses,
+    with_sample_weights,
+)
 from .cli import parse_args, positive, run
 from .csv_files import CsvStream, read_csv
 from .data import (
@@ -80,6 +87,7 @@ from .trainer import (
 
 __all__ = [
     "COMPILE_FROM_STEPS",
+    "SAMPLE_WEIGHT",
     "CsvStream",
     "EarlyStopping",
     "Field",
@@ -101,6 +109,7 @@ __all__ = [
     "checked_test_data",
     "checked_tfrecords",
     "checkpoint_paths",
+    "class_weights",
     "decoded",
     "epoch_line",
     "evaluate_test",
@@ -133,4 +142,6 @@ __all__ = [
     "synthetic_arrays",
     "text_folder",
     "variable_path",
+    "weigh_losses",
+    "with_sample_weights",
 ]

@@ -64,6 +64,7 @@ class RunDirectory:
         self.chief = strategy.extended.should_checkpoint  # or worker 0 without a chief
         self.write = self.output
         self.class_names = {}  # {target: [names]}, set by `data`
+        self.class_weights = {}  # {target: [weight by class id]}, set by the script
         if self.chief:  # before anything in the folder is read or written
             hold(self.output)
         else:  # removed on any exit but SIGKILL (a stop signal exits)
@@ -133,13 +134,16 @@ class RunDirectory:
 
     def record(self, argv):
         """run.json: what made the script, the run's facts, the versions it runs on, its
-        arguments, the class names known (a partial file, then renamed)."""
+        arguments, the class names known and the class weights (a partial file, then
+        renamed)."""
         if argv is None:
             argv = sys.argv[1:]
         versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
         record = {**self.made_by, **self.facts, **versions, "argv": list(argv)}
         if self.class_names:
             record["class_names"] = self.class_names
+        if self.class_weights:
+            record["class_weights"] = self.class_weights
         write_whole(self.write / "run.json", json.dumps(record, indent=2) + "\n")
 
     def discard(self):

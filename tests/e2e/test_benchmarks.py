@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, without_train_env
+from conftest import ROOT, load_module, without_train_env
 
 pytestmark = pytest.mark.slow
 
@@ -48,3 +49,14 @@ def test_benchmark_smoke_run_writes_results_and_report(tmp_path):
     report = (docs / "benchmarks.md").read_text()
     assert "| mlp | tfgen |" in report and "## Targets" in report and "## Build speed" in report
     assert (docs / "benchmarks.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("case", ["image_folder", "csv"])
+def test_a_file_case_trains_fit_on_keras_own_loader_over_the_cases_files(case):
+    run = load_module(ROOT / "benchmarks" / "run.py")
+    files = run.prepare(case, examples=192, epochs=2)  # the files, written by a process of their own
+    try:
+        result = run.run_one(case, "fit_tuned", examples=192, epochs=2, timeout=600, files=files)
+    finally:
+        shutil.rmtree(files["data"])
+    assert result["epochs"] == 2 and result["examples_per_second"] > 0

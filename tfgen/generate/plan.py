@@ -85,6 +85,7 @@ SCRIPT_NAMES = frozenset(
         "ACCUMULATION_STEPS",
         "EXAMPLES_PER_UPDATE",
         "LOSS_WEIGHTS",
+        "CLASS_WEIGHTS",
         "CLIP_LIMIT",
         "VALIDATION_EVERY",
         "VALIDATION_STEPS",

@@ -26,7 +26,8 @@ def csv_view(source: Any, part: Part, spec: Spec) -> SourceView:
         options["stream"] = {True: False, False: True}.get(spec.data.train.in_memory)
         # A file that streams is split afterwards by rt.held_out, which needs its rows.
         options["rows"] = _held_out(spec)
-    defaults = {"delimiter": ",", "na_values": (), "stream": None, "rows": False}
+        options["sample_weight"] = spec.data.train.sample_weight  # the column of each example's weight
+    defaults = {"delimiter": ",", "na_values": (), "stream": None, "rows": False, "sample_weight": None}
     return SourceView(
         SourceType.CSV,
         part,

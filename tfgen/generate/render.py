@@ -10,6 +10,7 @@ import jinja2
 
 from tfgen import __version__
 from tfgen.generate.code import literal
+from tfgen.generate.example_weights import example_weights_view
 from tfgen.generate.plan import RUNTIME_MODULE, make_view
 from tfgen.generate.views import TEMPLATE_ENUMS
 from tfgen.spec.models import Spec
@@ -55,7 +56,8 @@ def same_member(value: object, other: object) -> bool:
 def render(spec: Spec, *, spec_path: str, sha256: str, spec_dir: str) -> str:
     """The generated training script for `spec`, black-formatted (`spec_dir`: see make_view)."""
     view = make_view(spec, spec_path=spec_path, spec_sha256=sha256, version=__version__, spec_dir=spec_dir)
-    source = environment().get_template("script.py.jinja").render(v=view)
+    weights = example_weights_view(spec)
+    source = environment().get_template("script.py.jinja").render(v=view, w=weights)
     return black.format_str(source, mode=BLACK_MODE)
 
 

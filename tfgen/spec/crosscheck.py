@@ -26,6 +26,7 @@ from tfgen.spec.support import (
     xla_lookups,
 )
 from tfgen.spec.tfds_checks import check_tfds
+from tfgen.spec.weight_checks import WEIGHT_CHECKS
 
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
 NEEDS_STRINGS = {  # adaptable layers that read strings: a model without a string input has none
@@ -494,5 +495,6 @@ CHECKS = (
     (_history, {"model", "targets", "metrics", "loss_weighting"}),
     *BRANCH_CHECKS,
     *STRING_CHECKS,
+    *WEIGHT_CHECKS,
     *((_finite(section), {section}) for section in ("model", "data", "losses", "metrics", "optimizer")),
 )

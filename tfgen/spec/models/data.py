@@ -393,6 +393,15 @@ class TrainPipeline(StrictModel):
         "padding or bucketing, else the tf.data pipeline; false also streams a `csv` file from disk",
         examples=[False],
     )
+    sample_weight: Column | None = Field(
+        None,
+        description="each training example's weight: the name of an array of the `npz` source or a column of the "
+        "`csv` source (one finite, non-negative number per example); the example's loss is multiplied by it before "
+        "the batch average (over the global batch size, as `fit`'s `sample_weight`); metrics and the validation "
+        "loss stay unweighted; null: every example weighs 1",
+        examples=["weight"],
+        exclude_if=lambda value: value is None,  # a spec without it keeps its state identity
+    )
 
 
 class Data(StrictModel):

@@ -19,11 +19,19 @@ from pydantic import (
 from tfgen.spec.models.base import KerasObject, StrictModel
 from tfgen.spec.models.phases import Phase
 
+CLASS_WEIGHT = (
+    "a tfgen key, not a Keras argument: each training example's loss is multiplied by its class's weight before "
+    "the batch average (which divides by the global batch size, as `fit`'s `class_weight` does); "
+    "`{class id or name: weight}` (a class not listed weighs 1), or `balanced`: n_examples / (n_classes * "
+    "count of the class) over the training labels (scikit-learn's rule), counted once and recorded in run.json; "
+    "the validation loss and the metrics stay unweighted; null: every class weighs 1"
+)
+
 
 class LossSpec(KerasObject):
-    """A Keras loss plus its static `weight` in the total loss."""
+    """A Keras loss plus its static `weight` in the total loss, and its `class_weight`."""
 
-    reserved: ClassVar[tuple[str, ...]] = ("weight",)
+    reserved: ClassVar[tuple[str, ...]] = ("weight", "class_weight")
     reserved_schema: ClassVar[dict[str, Any]] = {
         "weight": {
             "type": "number",
@@ -31,10 +39,39 @@ class LossSpec(KerasObject):
             "description": "the loss's weight in the total (a tfgen key, not a Keras argument; it scales the task "
             "under every `loss_weighting`)",
             "examples": [0.5],
-        }
+        },
+        "class_weight": {
+            "anyOf": [
+                {"const": "balanced", "type": "string"},
+                {"type": "object", "additionalProperties": {"type": "number", "minimum": 0}},
+                {"type": "null"},
+            ],
+            "default": None,
+            "description": CLASS_WEIGHT,
+            "examples": [{"0": 1.0, "1": 5.0}, "balanced"],
+        },
     }
 
     weight: float = 1.0
+    # Left out of the dump when null, so that a spec without it keeps its state identity.
+    class_weight: dict[int | str, NonNegativeFloat] | Literal["balanced"] | None = Field(
+        None, exclude_if=lambda value: value is None
+    )
+
+    @field_validator("class_weight", mode="before")
+    @classmethod
+    def _class_weight(cls, value: Any) -> Any:
+        """One error for a bad value (not one per kind of value it could have been)."""
+        if value is None or value == "balanced":
+            return value
+        if not isinstance(value, dict):
+            raise ValueError(f"expected `balanced` or a mapping `{{class: weight}}`, found {value!r}")  # noqa: TRY004
+        if len({type(key) for key in value}) > 1:
+            raise ValueError("key the class weights by class ids or by class names, not both")
+        for key, weight in value.items():
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight >= 0:
+                raise ValueError(f"the weight of class {key} must be a number of 0 or more, found {weight!r}")
+        return value
 
 
 MONITOR = "a value the history logs (checked at build time)"

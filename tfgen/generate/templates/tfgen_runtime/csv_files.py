@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
+from .class_weights import SAMPLE_WEIGHT
 from .csv_rows import check_lines, examples, parse_lines
+from .data import Field
 from .errors import UserError
 
 IN_MEMORY_BYTES = 64 * 2**20  # a larger file streams (unless `in_memory: true`)
@@ -26,7 +28,17 @@ Layout = namedtuple("Layout", "path delimiter na_values header items")
 
 
 def read_csv(
-    path, inputs, targets, *, x, y, delimiter=",", na_values=(), stream=None, rows=False
+    path,
+    inputs,
+    targets,
+    *,
+    x,
+    y,
+    delimiter=",",
+    na_values=(),
+    stream=None,
+    rows=False,
+    sample_weight=None,
 ):
     """The examples of a CSV file: `({input: x}, {target: y})` arrays, or a dataset
     streaming the file (`stream`: True, False, or None: when it is over 64 MiB).
@@ -34,9 +46,12 @@ def read_csv(
     `x` and `y` map each input and target to a column or a list of columns (or give the
     only one's). Every row is checked first: a bad one is one line naming the file, the
     row (its line number) and the column. `rows`: a streamed file is returned as a
-    `CsvStream`, which `held_out` splits by row.
+    `CsvStream`, which `held_out` splits by row. `sample_weight`: the column of each
+    example's weight (finite, non-negative), read into the targets under SAMPLE_WEIGHT.
     """
     require_file(path)
+    if sample_weight is not None:
+        targets, y = with_weight_column(targets, y, sample_weight)
     header = read_header(path, delimiter)
     items = layout_items(path, header, (inputs, targets), (x, y))
     layout = Layout(path, delimiter, tuple(na_values), tuple(header), items)
@@ -56,6 +71,14 @@ def require_file(path):
     where = f"relative paths start at {Path.cwd()}"
     fix = "pass --synthetic to train on random data instead"
     raise FileNotFoundError(f"data file {path} not found ({where}); {fix}")
+
+
+def with_weight_column(targets, y, column):
+    """The targets and their columns, with each example's weight (a float column) added."""
+    if not isinstance(y, dict):
+        y = {next(iter(targets)): y}
+    weight = Field((), "float32")
+    return {**targets, SAMPLE_WEIGHT: weight}, {**y, SAMPLE_WEIGHT: column}
 
 
 def read_header(path, delimiter):

@@ -6,6 +6,7 @@ import re
 import numpy as np
 import tensorflow as tf
 
+from .class_weights import SAMPLE_WEIGHT
 from .errors import UserError
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
@@ -69,7 +70,18 @@ def check_lines(lines, first_row, layout):
         for index in item.columns:
             where = Where(layout.path, first_row, layout.header[index])
             check_column(fields[index], item.field, layout.na_values, where)
+            if item.name == SAMPLE_WEIGHT:
+                check_weights(fields[index], where)
     return fields
+
+
+def check_weights(strings, where):
+    """UserError at the first negative example weight (its column was checked finite)."""
+    negative = (tf.strings.to_number(strings, tf.float32) < 0).numpy()
+    if negative.any():
+        index = int(np.argmax(negative))
+        value = f"the example weight {shown(strings[index])} is negative"
+        raise UserError(f"{where(index)}: {value} (weights are 0 or more)")
 
 
 class Where:

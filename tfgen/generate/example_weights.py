@@ -1,0 +1,45 @@
+"""Planning class weights (`losses.<output>.class_weight`) and example weights
+(`data.train.sample_weight`): what the templates emit only when the spec asks for them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tfgen.generate.code import literal
+from tfgen.spec.models import Spec
+
+
+@dataclass
+class ExampleWeightsView:
+    """The weights of each training example's loss (the templates' `w`)."""
+
+    class_weights: str | None  # the CLASS_WEIGHTS literal: {target: {class id: weight} or "balanced"}
+    sample_weight: str | None  # the literal name of the training source's array or column
+    npz_weights: bool  # load_npz reads an array of example weights
+
+    @property
+    def used(self) -> bool:
+        """Whether the step weighs the examples' losses."""
+        return self.class_weights is not None or self.sample_weight is not None
+
+
+def example_weights_view(spec: Spec) -> ExampleWeightsView:
+    """The view of the spec's class and example weights (class names mapped to their ids)."""
+    requested = {}
+    for output, loss in spec.losses.items():
+        if loss.class_weight is not None:
+            requested[output] = _by_id(loss.class_weight, spec.targets[output].class_names)
+    column = spec.data.train.sample_weight
+    return ExampleWeightsView(
+        class_weights=literal(requested) if requested else None,
+        sample_weight=None if column is None else literal(column),
+        npz_weights=column is not None and spec.data.train.source.type == "npz",
+    )
+
+
+def _by_id(weights: dict | str, names: tuple[str, ...] | None) -> dict[int, float] | str:
+    """`weights` keyed by class id (a listed name stands for its id), in id order."""
+    if isinstance(weights, str):
+        return weights
+    ids = {(names.index(key) if isinstance(key, str) else key): value for key, value in weights.items()}
+    return dict(sorted(ids.items()))
