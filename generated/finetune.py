@@ -108,8 +108,7 @@ def build_model():
         keras.applications.MobileNetV2,
         weights=None,
         name="backbone",
-        alpha=0.35,
-        pooling="avg",
+        arguments={"alpha": 0.35, "pooling": "avg"},
     )(x)
     outputs = {}
     outputs["shape"] = keras.layers.Dense(units=3, name="head")(x)

@@ -108,14 +108,15 @@ def _stack_steps(items: list, adapted: dict[str, int], mixed: bool, depth: int) 
 
 
 def application_call(item: ApplicationSpec) -> str:
-    """`rt.application(keras.applications.<Name>, weights=..., <argument>=value, ...)`: a function
+    """`rt.application(keras.applications.<Name>, weights=..., arguments={...})`: a function
     that builds the backbone (no top) on the shape of the tensor it is applied to."""
     parts = [f"keras.applications.{item.application}", f"weights={literal(item.weights)}"]
     if item.name is not None:
         parts.append(f"name={literal(item.name)}")
     if not item.trainable:
         parts.append("trainable=False")
-    parts += [f"{arg}={literal(value)}" for arg, value in item.args.items()]
+    if item.args:
+        parts.append(f"arguments={literal(item.args)}")
     return f"rt.application({', '.join(parts)})"
 
 

@@ -13,6 +13,8 @@ from tfgen.spec.models.applications import ApplicationSpec
 from tfgen.spec.models.model import Residual
 from tfgen.spec.models.phases import TRUNK
 
+PHASE_NAMES = frozenset({"PHASES", "ScaledByPhase"})  # the script's top-level names for phases
+
 
 @dataclass
 class PhaseView:

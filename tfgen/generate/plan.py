@@ -14,7 +14,7 @@ from tfgen.generate.decisions import resolve_in_memory, resolve_jit, strings_rea
 from tfgen.generate.folder_plan import folder_description, folder_source
 from tfgen.generate.identity import data_files, state_sha256
 from tfgen.generate.model_plan import branch_views, model_view, model_words
-from tfgen.generate.phase_plan import phase_named, phase_view, rate_factors
+from tfgen.generate.phase_plan import PHASE_NAMES, phase_named, phase_view, rate_factors
 from tfgen.generate.plan_data import TEST_NAMES, csv_view, data_sources, test_fields
 from tfgen.generate.tfds_plan import tfds_view
 from tfgen.generate.views import (
@@ -138,7 +138,7 @@ SCRIPT_NAMES = frozenset(
         "main",
     ]
 )
-SCRIPT_NAMES |= TEST_NAMES  # and the names of the test data's code
+SCRIPT_NAMES |= TEST_NAMES | PHASE_NAMES  # and the names of the test data's and the phases' code
 
 
 def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".") -> View:
