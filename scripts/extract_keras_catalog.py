@@ -362,7 +362,53 @@ def extract() -> dict:
             entries[attr] = entry
         catalog["kinds"][kind] = entries
     catalog["names"] = {kind: accepted_names(kind) for kind in NAMED_KINDS}
+    catalog["applications"] = applications()
     return catalog
+
+
+# Arguments of a `keras.applications` constructor that tfgen sets itself: the backbone has no top
+# (no classifier, so no classes), takes the shape of the tensor it is applied to, and is named by
+# the layer item's `name` and loaded by its `weights`.
+APPLICATION_OWNED = (
+    "include_top",
+    "weights",
+    "input_tensor",
+    "input_shape",
+    "classes",
+    "classifier_activation",
+    "name",
+)
+
+
+def application_type(name: str, default) -> list[dict] | None:
+    """The alternatives of an application's own argument, from its default (all are plain values)."""
+    if name == "pooling":
+        return [{"is": "choice", "of": ["avg", "max"]}, NULL]
+    if isinstance(default, bool):
+        return [{"is": "bool"}]
+    if type(default) is int:
+        return [{"is": "int", "min": 1}]
+    if isinstance(default, float):
+        return [{"is": "number", "min": 0, "open": True}] if name == "alpha" else [{"is": "number", "min": 0}]
+    return None
+
+
+def applications() -> dict:
+    """Each `keras.applications` constructor: its own arguments and types, and its family's module
+    (where `preprocess_input` is)."""
+    import keras
+
+    entries = {}
+    for attr in sorted(dir(keras.applications)):
+        function = getattr(keras.applications, attr)
+        if attr.startswith("_") or not inspect.isfunction(function):
+            continue
+        parameters = inspect.signature(function).parameters.values()
+        own = [p for p in parameters if p.name not in APPLICATION_OWNED]
+        types = {p.name: found for p in own if (found := application_type(p.name, p.default)) is not None}
+        family = function.__module__.replace("keras.src.applications.", "keras.applications.")
+        entries[attr] = {"params": [p.name for p in own], "types": types, "module": family}
+    return entries
 
 
 def dumps(catalog: dict) -> str:

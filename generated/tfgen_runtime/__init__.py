@@ -26,11 +26,14 @@ concern:
 - `exports`: the final model's files, written whole or not at all
 - `state`: where the run is (`RunState`)
 - `trainer`: the loops around a script's steps (`StandardTrainer`)
+- `phases`: training phases (frozen layers, a rate factor), each with its own traced step
+- `applications`: `keras.applications` backbones on the shape of their input
 - `trackers`: early stopping, the plateau factor, the best epoch's weights
 - `signals`: stop signals (save and exit)
 - `report`: history values, the epoch line, the progress bar
 """
 
+from .applications import application
 from .checkpoint import RunCheckpoint, read_whole, refuse_another_run
 from .checkpoint_files import checkpoint_paths
 from .class_weights import (
@@ -66,6 +69,7 @@ from .files import (
 )
 from .held_out import held_out
 from .imports import function
+from .phases import Phase, PhasedTrainer, PhasePlan
 from .report import epoch_line, metric_values, progress_bar
 from .run_dir import History, RunDirectory
 from .signals import StopSignals
@@ -91,6 +95,9 @@ __all__ = [
     "Field",
     "History",
     "KeepBest",
+    "Phase",
+    "PhasePlan",
+    "PhasedTrainer",
     "ReduceOnPlateau",
     "RunCheckpoint",
     "RunDirectory",
@@ -98,6 +105,7 @@ __all__ = [
     "StandardTrainer",
     "StopSignals",
     "UserError",
+    "application",
     "as_dataset",
     "checked_arrays",
     "checked_test_data",

@@ -14,8 +14,8 @@ import pytest
 from conftest import ROOT, SPECS
 
 from tfgen import __version__
-from tfgen.generate.plan import SCRIPT_NAMES
 from tfgen.generate.render import BLACK_MODE, RUNTIME_DIR
+from tfgen.generate.script_names import SCRIPT_NAMES
 
 GENERATED = ROOT / "generated"
 SCRIPTS = [GENERATED / f"{spec.stem}.py" for spec in SPECS]
@@ -140,7 +140,7 @@ def test_no_closures_inside_main():
 
 @pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.stem)
 def test_every_top_level_name_comes_from_the_registry(path):
-    """Top-level names come from one place (tfgen.generate.plan.SCRIPT_NAMES), so nothing can shadow them."""
+    """Top-level names come from one place (tfgen.generate.script_names.SCRIPT_NAMES), so nothing can shadow them."""
     bound = set()
     for node in ast.parse(path.read_text()).body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):

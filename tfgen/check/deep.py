@@ -9,12 +9,8 @@ folder source's class folders. Every failure is a located issue: `spec.yaml:18:5
 
 from __future__ import annotations
 
-import contextlib
 import math
-import os
 import re
-import sys
-import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +18,7 @@ from typing import Any
 
 from tfgen.check.csv_header import csv_problems
 from tfgen.check.data_folders import folder_issues
+from tfgen.check.deep_applications import DEEP_RUNTIME
 from tfgen.check.deep_custom import custom_names, keyed, metric_params
 from tfgen.check.deep_strings import strings_misused
 from tfgen.check.head_rules import (
@@ -39,15 +36,17 @@ from tfgen.check.head_rules import (
     _squeezed,
     summary_table,
 )
+from tfgen.check.keras_import import import_keras
 from tfgen.check.merge_rules import trunk_input
 from tfgen.check.modules import LookupFailed, import_function, lookup_path
 from tfgen.check.tfds_deep import deep_tfds
-from tfgen.errors import SpecError, UsageError
-from tfgen.generate.code import adapted_arguments, float32_head, keras_call
+from tfgen.errors import SpecError
+from tfgen.generate.code import adapted_arguments, application_call, float32_head, keras_call
 from tfgen.generate.plan import optimizer_view, user_functions
 from tfgen.spec import catalog
 from tfgen.spec.loader import Loc, Located
 from tfgen.spec.models import KerasObject, Spec
+from tfgen.spec.models.applications import ApplicationSpec
 from tfgen.spec.models.model import Residual
 from tfgen.spec.names import output_names
 from tfgen.spec.support import ADAPTABLE
@@ -79,39 +78,6 @@ def deep_validate(doc: Located, spec: Spec, spec_dir: Path, trust: bool = False)
     if checker.issues:
         raise SpecError(checker.issues)
     return DeepResult(summary)
-
-
-def import_keras():
-    """Keras, imported with TensorFlow's start-up lines kept off stderr (they come from C++
-    before its logging is set up, so TF_CPP_MIN_LOG_LEVEL cannot stop them)."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    if "keras" in sys.modules:
-        return sys.modules["keras"]
-    with tempfile.TemporaryFile() as captured:
-        try:
-            with _stderr_to(captured):
-                import keras
-        except ImportError as error:
-            raise UsageError(f'--deep needs TensorFlow and Keras (pip install "tfgen[train]"): {error}') from None
-        except BaseException:
-            captured.seek(0)
-            sys.stderr.write(captured.read().decode(errors="replace"))  # what went wrong, if it fails
-            raise
-    return keras
-
-
-@contextlib.contextmanager
-def _stderr_to(handle):
-    """File descriptor 2 (where C++ writes) sent to `handle` for the block."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    os.dup2(handle.fileno(), 2)
-    try:
-        yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
 
 
 def first_line(error: BaseException) -> str:
@@ -189,6 +155,8 @@ class _Deep:
         return None if why else x
 
     def layer(self, item: KerasObject, loc: Loc) -> Any:
+        if isinstance(item, ApplicationSpec):
+            return self.evaluate(application_call(item), loc, item.type, rt=DEEP_RUNTIME)
         stats = ADAPTABLE.get(item.type)
         adapted = getattr(item, "adapt_batches", None)
         if stats and not any(arg in item.args for arg in stats) and not adapted:

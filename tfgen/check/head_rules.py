@@ -55,19 +55,25 @@ PROBABILITY_ONLY = {"PrecisionAtRecall", "RecallAtPrecision", "SensitivityAtSpec
 
 
 def summary_table(model: Any) -> str:
-    """The model's layers (name, class, output shape, parameters) and its parameter counts."""
-    rows = [("layer", "type", "output shape", "params")]
+    """The model's layers (name, class, output shape, parameters: all, trainable, frozen, so that
+    a backbone is one row) and its parameter counts."""
+    rows = [("layer", "type", "output shape", "params", "trainable", "frozen")]
     for layer in model.layers:
         try:
             shape = layer.output.shape
         except (AttributeError, ValueError):  # a layer used more than once has no single output
             shape = None
-        rows.append(
-            (layer.name, type(layer).__name__, "?" if shape is None else _shape(shape), f"{layer.count_params():,}")
-        )
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        total, trainable = layer.count_params(), sum(math.prod(v.shape) for v in layer.trainable_weights)
+        counts = (f"{total:,}", f"{trainable:,}", f"{total - trainable:,}")
+        rows.append((layer.name, type(layer).__name__, "?" if shape is None else _shape(shape), *counts))
+    widths = [max(len(row[i]) for row in rows) for i in range(6)]
     lines = [
-        "  ".join([*(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=False)), row[3].rjust(widths[3])])
+        "  ".join(
+            [
+                *(c.ljust(w) for c, w in zip(row[:3], widths, strict=False)),
+                *(c.rjust(w) for c, w in zip(row[3:], widths[3:], strict=False)),
+            ]
+        )
         for row in rows
     ]
     trainable = sum(math.prod(v.shape) for v in model.trainable_weights)

@@ -11,6 +11,7 @@ from tfgen.generate.views import Keywords, LayerLine, LineKind
 from tfgen.spec import catalog
 from tfgen.spec.custom_objects import is_custom, local_name
 from tfgen.spec.models import KerasObject
+from tfgen.spec.models.applications import ApplicationSpec
 from tfgen.spec.models.model import Residual
 from tfgen.spec.support import INTEGER_ADAPTED
 
@@ -104,10 +105,25 @@ def _stack_steps(items: list, adapted: dict[str, int], mixed: bool, depth: int) 
             steps.append(LayerLine(LineKind.ALIAS, target="", source="", shortcut=shortcut))
             steps += _stack_steps(item.residual, adapted, mixed, depth + 1)
             steps.append(LayerLine(LineKind.ADD, target="", source="", shortcut=shortcut))
+        elif isinstance(item, ApplicationSpec):
+            steps.append(LayerLine(LineKind.LAYER, target="", source="", code=application_call(item)))
         else:
             code = keras_call(item, "layers", adapted_arguments(item, adapted, mixed))
             steps.append(LayerLine(LineKind.LAYER, target="", source="", code=code))
     return steps
+
+
+def application_call(item: ApplicationSpec) -> str:
+    """`rt.application(keras.applications.<Name>, weights=..., arguments={...})`: a function
+    that builds the backbone (no top) on the shape of the tensor it is applied to."""
+    parts = [f"keras.applications.{item.application}", f"weights={literal(item.weights)}"]
+    if item.name is not None:
+        parts.append(f"name={literal(item.name)}")
+    if not item.trainable:
+        parts.append("trainable=False")
+    if item.args:
+        parts.append(f"arguments={literal(item.args)}")
+    return f"rt.application({', '.join(parts)})"
 
 
 def adapted_arguments(item: Any, adapted: dict[str, int], mixed: bool) -> dict[str, str]:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 
 from tfgen.generate.code import argument, float32_head, keras_call, keywords, layer_lines, literal
-from tfgen.generate.custom_plan import CUSTOM_NAMES
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit, strings_reason
 from tfgen.generate.folder_plan import folder_description, folder_source
 from tfgen.generate.identity import data_files, state_sha256
 from tfgen.generate.model_plan import branch_views, model_view, model_words
-from tfgen.generate.plan_data import TEST_NAMES, csv_view, data_sources, test_fields
+from tfgen.generate.phase_plan import phase_named, phase_view, rate_factors
+from tfgen.generate.plan_data import csv_view, data_sources, test_fields
 from tfgen.generate.tfds_plan import tfds_view
 from tfgen.generate.views import (
     SOURCE_IMPORTS,
@@ -54,94 +54,6 @@ FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 RUNTIME_MODULE = "tfgen_runtime"  # the support package written beside the scripts
 
 
-# Every top-level name a generated script defines or imports, in one place: a test parses every
-# generated script and fails if it binds a name missing here. User modules are never bound at
-# the top level (`rt.function` imports them when called), so no spec can shadow these.
-SCRIPT_NAMES = frozenset(
-    [
-        "os",
-        "sys",
-        "time",
-        "zipfile",
-        "Path",
-        "keras",
-        "tf",
-        "rt",
-        "SPEC_SHA256",
-        "STATE_SHA256",
-        "MADE_BY",
-        "SEED",
-        "OUTPUT_DIR",
-        "SPEC_DIR",
-        "EPOCHS",
-        "GLOBAL_BATCH_SIZE",
-        "VALIDATION_BATCH_SIZE",
-        "SHUFFLE_BUFFER",
-        "VALIDATION_SPLIT",
-        "INPUTS",
-        "TARGETS",
-        "SYNTHETIC_TRAIN_EXAMPLES",
-        "SYNTHETIC_VALIDATION_EXAMPLES",
-        "STEPS_PER_EXECUTION",
-        "ACCUMULATION_STEPS",
-        "EXAMPLES_PER_UPDATE",
-        "LOSS_WEIGHTS",
-        "CLASS_WEIGHTS",
-        "CLIP_LIMIT",
-        "VALIDATION_EVERY",
-        "VALIDATION_STEPS",
-        "CHECKPOINT_EVERY_EPOCHS",
-        "CHECKPOINT_EVERY_STEPS",
-        "CHECKPOINTS_TO_KEEP",
-        "CPU_REPLICAS",
-        "LOG_EVERY_STEPS",
-        "PROFILE_START_STEP",
-        "PROFILE_STEPS",
-        "LOSSES",
-        "ADAPT_BATCHES",
-        "KEPT_OUTSIDE",
-        "kept_outside",
-        "learned",
-        "adapt",
-        "COLLECTIVE_TIMEOUT_SECONDS",
-        "np",
-        "load_data",
-        "load_npz",
-        "load_tfrecord",
-        "load_keras_dataset",
-        "train_pipeline",
-        "validation_pipeline",
-        "build_datasets",
-        "build_preprocessing",
-        "preprocessed",
-        "build_augmentation",
-        "build_model",
-        "build_optimizer",
-        "WarmUp",
-        "ScaledOnPlateau",
-        "build_metrics",
-        "per_example_losses",
-        "mean_per_example",
-        "total_loss",
-        "update_metrics",
-        "LossWeighting",
-        "skip_everywhere_if_nonfinite",
-        "clip_across_replicas",
-        "apply_unless_nonfinite",
-        "Summaries",
-        "Profiler",
-        "shard_options",
-        "layer_map",
-        "Trainer",
-        "train_epoch",
-        "end_epoch",
-        "fit",
-        "main",
-    ]
-)
-SCRIPT_NAMES |= TEST_NAMES | CUSTOM_NAMES  # and the names of the test data's code and the user's losses
-
-
 def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".") -> View:
     """`spec_dir`: the spec's folder relative to the script's (POSIX), where the script looks
     for user modules after sys.path and the working directory."""
@@ -150,8 +62,8 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
     # In the order the model applies them (branches, trunk, heads): an adapted layer is adapted
     # after the adapted layers before it.
     branches = branch_views(spec, adapted, mixed)
-    trunk = layer_lines(spec.model.layers, adapted, mixed, source="x", variable="x", result="x")
-    outputs = _outputs(spec, adapted, mixed)
+    trunk = layer_lines(phase_named(spec).model.layers, adapted, mixed, source="x", variable="x", result="x")
+    outputs = _outputs(phase_named(spec), adapted, mixed)
     return View(
         # The path lands in a comment: escape anything (a newline, say) that could end it.
         header={
@@ -204,6 +116,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
             if has_validation(spec) and spec.train.validation_every > 1
             else None,
         ),
+        phases=phase_view(spec),
     )
 
 
@@ -337,7 +250,7 @@ def optimizer_view(spec: Spec) -> OptimizerView:
     warmup = spec.train.warmup
     plateau = spec.train.reduce_on_plateau
     call = keras_call(optimizer, "optimizers")
-    if warmup is not None or plateau is not None:  # the script's WarmUp/ScaledOnPlateau wrap the rate
+    if warmup is not None or plateau is not None or rate_factors(spec):  # WarmUp/ScaledOnPlateau/ByPhase wrap it
         others = [f"{arg}={argument(arg, value)}" for arg, value in optimizer.args.items() if arg != "learning_rate"]
         call = f"keras.optimizers.{optimizer.type}({', '.join(['learning_rate=learning_rate', *others])})"
     return OptimizerView(

@@ -9,7 +9,7 @@ from tfgen.generate.code import literal
 from tfgen.generate.views import HeldOut, Part, SourceType, SourceView
 from tfgen.spec.models import Spec
 
-# The names a script binds for its test data (added to plan.SCRIPT_NAMES).
+# The names a script binds for its test data (added to script_names.SCRIPT_NAMES).
 TEST_NAMES = frozenset(["TEST_SPLIT", "TEST_BATCH_SIZE", "SYNTHETIC_TEST_EXAMPLES", "test_pipeline"])
 
 

@@ -449,6 +449,7 @@ class View:
     trackers: TrackersView
     checkpoint: CheckpointView
     logging: LoggingView
+    phases: Any = None  # tfgen.generate.phase_plan.PhaseView: `train.phases` (None: none)
 
     @property
     def boundaries(self) -> list[Boundary]:

@@ -209,3 +209,20 @@ def _numeric(text: str) -> bool:
         return math.isfinite(float(text))
     except ValueError:
         return False
+
+
+# --- keras.applications ------------------------------------------------------------------------
+
+
+def applications() -> dict[str, dict[str, Any]]:
+    """Each `keras.applications` constructor: its own `params` and their `types`, and its family's
+    `module` (where its `preprocess_input` is)."""
+    return load()["applications"]
+
+
+def application_type_error(name: str, argument: str, value: Any) -> str | None:
+    """Why `value` is not an accepted value of an application's argument (None when it is)."""
+    alternatives = applications()[name]["types"].get(argument)
+    if alternatives is None or any(accepts(alt, value) for alt in alternatives):
+        return None
+    return f"{name} expects {describe(alternatives)}, got {shown(value)}"

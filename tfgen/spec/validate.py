@@ -9,7 +9,9 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from tfgen.errors import SpecError, SpecIssue
 from tfgen.spec import catalog
+from tfgen.spec.application_rules import application_issues, is_application_item
 from tfgen.spec.custom_objects import check_arguments, clashes, is_custom, reference_problem
+from tfgen.spec.finetune_rules import finetune_issues
 from tfgen.spec.loader import Loc, Located, dotted, walk
 from tfgen.spec.models import Spec
 from tfgen.spec.models.base import LayerSpec, field_types
@@ -49,8 +51,10 @@ def validate(doc: Located) -> Spec:
         issues = keras_issues + [_pydantic_issue(doc, error) for error in exc.errors()]
         partial, valid = _valid_sections(doc.data, broken)
         issues.extend(cross_check(partial, doc, valid))
+        issues.extend(finetune_issues(partial, doc, valid))
         raise SpecError(issues) from None
-    issues = keras_issues + list(cross_check(spec, doc, set(Spec.model_fields) - broken))
+    valid = set(Spec.model_fields) - broken
+    issues = keras_issues + list(cross_check(spec, doc, valid)) + list(finetune_issues(spec, doc, valid))
     if issues:
         raise SpecError(issues)
     return spec
@@ -102,7 +106,7 @@ def _model_at(doc: Located, loc: Loc) -> type[BaseModel] | None:
         if isinstance(node, dict) and len(models) > 1 and "type" in node:
             models = [m for m in models if _tag(m) == node["type"]] or models
         candidates = models + [t for t in following if typing.get_origin(t) in (dict, list)]
-    models = [c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)]
+    models = list(dict.fromkeys(c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)))
     return models[0] if len(models) == 1 else None
 
 
@@ -177,6 +181,9 @@ def _check_layer_item(doc: Located, node: Any, kind: str, loc: Loc):
         if isinstance(node["residual"], list):
             for i, item in enumerate(node["residual"]):
                 yield from _check_layer_item(doc, item, kind, (*loc, "residual", i))
+        return
+    if kind == "layers" and is_application_item(node):
+        yield from application_issues(doc, node, loc)
         return
     yield from _check_keras(doc, node, kind, loc, RESERVED_KEYS.get(kind, ()))
 

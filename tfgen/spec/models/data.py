@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, PositiveInt, field_validator, model_validator
+from pydantic import AfterValidator, Discriminator, Field, PositiveInt, Tag, field_validator, model_validator
 
+from tfgen.spec.models.applications import ApplicationPreprocess
 from tfgen.spec.models.base import DottedRef, Identifier, LayerSpec, Shape, StrictModel
 
 
@@ -328,6 +329,19 @@ class BucketBySequenceLength(StrictModel):
         return self
 
 
+# A preprocessing layer: a Keras layer, or an application family's `{application_preprocess: ...}`.
+PreprocessLayer = Annotated[
+    Annotated[ApplicationPreprocess, Tag("application_preprocess")] | Annotated[LayerSpec, Tag("keras")],
+    Discriminator(
+        lambda v: (
+            "application_preprocess"
+            if isinstance(v, ApplicationPreprocess) or (isinstance(v, dict) and "application_preprocess" in v)
+            else "keras"
+        )
+    ),
+]
+
+
 class TrainPipeline(StrictModel):
     """The training source and how its examples are shuffled, batched and transformed."""
 
@@ -349,7 +363,7 @@ class TrainPipeline(StrictModel):
         description="drop the last partial batch of each epoch (so every step averages over the same global batch size)",
         examples=[False],
     )
-    preprocess: list[LayerSpec] = Field(
+    preprocess: list[PreprocessLayer] = Field(
         [],
         description="Keras preprocessing layers applied to training and validation batches (single-input models); "
         "they take the declared input and may change its shape or dtype: the model takes what they give",

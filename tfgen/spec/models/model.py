@@ -15,6 +15,7 @@ from pydantic import (
     model_validator,
 )
 
+from tfgen.spec.models.applications import ApplicationPreprocess, ApplicationSpec
 from tfgen.spec.models.base import DottedRef, DType, Identifier, InputDType, LayerSpec, Shape, StrictModel
 
 
@@ -28,14 +29,26 @@ class Residual(StrictModel):
     )
 
 
+ITEM_KINDS = {  # the key that makes a layer item other than one Keras layer class, and its tag
+    "residual": (Residual, "residual"),
+    # Tags that are not keys of the item: pydantic puts the tag in an error's location.
+    "application": (ApplicationSpec, "backbone"),
+    "application_preprocess": (ApplicationPreprocess, "family_preprocessing"),
+}
+
+
 def _layer_kind(value: Any) -> str:
-    if isinstance(value, Residual) or (isinstance(value, dict) and "residual" in value and "type" not in value):
-        return "residual"
+    for key, (kind, tag) in ITEM_KINDS.items():
+        if isinstance(value, kind) or (isinstance(value, dict) and key in value and "type" not in value):
+            return tag
     return "keras"
 
 
 Layer = Annotated[
-    Annotated[Residual, Tag("residual")] | Annotated[LayerSpec, Tag("keras")],
+    Annotated[Residual, Tag("residual")]
+    | Annotated[ApplicationSpec, Tag("backbone")]
+    | Annotated[ApplicationPreprocess, Tag("family_preprocessing")]
+    | Annotated[LayerSpec, Tag("keras")],
     Discriminator(_layer_kind),
 ]
 Residual.model_rebuild()

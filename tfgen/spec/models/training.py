@@ -12,10 +12,12 @@ from pydantic import (
     PositiveFloat,
     PositiveInt,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
 from tfgen.spec.models.base import KerasObject, StrictModel
+from tfgen.spec.models.phases import Phase
 
 CLASS_WEIGHT = (
     "a tfgen key, not a Keras argument: each training example's loss is multiplied by its class's weight before "
@@ -202,6 +204,21 @@ class Train(StrictModel):
         "`multi_worker_mirrored`, with `check_numerics` and with hash-table lookup layers); auto: see below",
         examples=[False],
     )
+    phases: list[Phase] = Field(
+        [],
+        description="consecutive runs of epochs covering `epochs` exactly, each with its `frozen` layers and "
+        "`learning_rate_factor`; each phase traces its own step once; empty: one phase, nothing frozen",
+        examples=[[{"epochs": 2, "frozen": ["backbone"]}, {"epochs": 8, "learning_rate_factor": 0.1}]],
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        """The fields, less `phases` when there are none: a run without phases dumps (and so
+        hashes into its STATE_SHA256) as it did before them."""
+        data = handler(self)
+        if not self.phases:
+            data.pop("phases", None)
+        return data
 
 
 StrategyType = Literal["default", "one_device", "mirrored", "multi_worker_mirrored"]  # the strategies tfgen writes

@@ -1,0 +1,102 @@
+"""`{application: ...}` backbones and `{application_preprocess: ...}`, run for real: the
+preprocessing layer computes each family's `preprocess_input`, a backbone's weights come from a
+`.weights.h5` or `.keras` file, and a missing file is one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import base_spec
+from conftest import run_harness as _harness
+
+from tfgen.spec import catalog
+from tfgen.spec.application_preprocessing import FAMILY_MODE, preprocess_layer
+
+pytestmark = pytest.mark.slow
+
+MAKE_WEIGHTS = """
+import sys
+import numpy as np
+import keras
+keras.utils.set_random_seed(7)
+model = keras.applications.MobileNetV2(
+    include_top=False, weights=None, input_shape=(32, 32, 3), alpha=0.35, pooling="avg", name="backbone"
+)
+model.save_weights(sys.argv[1] + "/backbone.weights.h5")
+model.save(sys.argv[1] + "/backbone.keras")
+np.savez(sys.argv[1] + "/backbone.npz", *model.get_weights())
+"""
+
+
+def test_every_family_has_a_preprocessing_layer_that_computes_its_preprocess_input():
+    import importlib
+
+    from tfgen.check.keras_import import import_keras
+    from tfgen.generate.code import keras_call
+
+    keras = import_keras()
+    families = {entry["module"]: name for name, entry in catalog.applications().items()}
+    assert set(families) == set(FAMILY_MODE)
+    images = np.random.default_rng(0).uniform(0, 255, (2, 5, 5, 3)).astype("float32")
+    for module, application in families.items():
+        made = preprocess_layer(application)
+        layer = eval(keras_call({"type": made["type"], **made["args"]}, "layers"), {"keras": keras})
+        expected = importlib.import_module(module).preprocess_input(images.copy())
+        np.testing.assert_allclose(np.asarray(layer(images)), np.asarray(expected), rtol=1e-5, atol=1e-4)
+
+
+def _spec(weights):
+    return base_spec(
+        data={
+            "train": {"source": {"type": "synthetic", "examples": 32}, "batch_size": 16},
+            "validation": {"source": {"type": "synthetic", "examples": 16}},
+        },
+        model={
+            "inputs": {"image": {"shape": [32, 32, 3]}},
+            "layers": [
+                {"application_preprocess": "MobileNetV2"},
+                {
+                    "application": "MobileNetV2",
+                    "weights": weights,
+                    "name": "backbone",
+                    "trainable": False,
+                    "alpha": 0.35,
+                    "pooling": "avg",
+                },
+            ],
+            "outputs": {"label": [{"type": "Dense", "units": 3}]},
+        },
+        train={"epochs": 1},
+    )
+
+
+def test_a_backbone_starts_from_its_weights_file_and_stays_there_when_not_trainable(build_spec, tmp_path):
+    subprocess.run([sys.executable, "-c", MAKE_WEIGHTS, str(tmp_path)], check=True, capture_output=True)
+    with np.load(tmp_path / "backbone.npz") as saved:
+        stored = [saved[f"arr_{i}"] for i in range(len(saved.files))]
+    for name in ("backbone.weights.h5", "backbone.keras"):
+        script = build_spec(_spec(str(tmp_path / name)), stem="from_" + name.split(".")[1])
+        initial, final, _, _ = _harness(script, tmp_path, f"run-{name}")
+        for a, b, c in zip(stored, initial[:-2], final[:-2], strict=True):  # all but the head's kernel and bias
+            np.testing.assert_array_equal(a, b)
+            np.testing.assert_array_equal(a, c)
+        assert not np.array_equal(initial[-2], final[-2])  # the head trains
+
+
+def test_a_missing_weights_file_is_one_line(build_spec, tmp_path):
+    script = build_spec(_spec("missing.weights.h5"))
+    result = subprocess.run(
+        [sys.executable, str(script), "--output-dir", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert lines == ["error: the backbone's weights file missing.weights.h5 does not exist"], result.stderr
