@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from conftest import base_spec, build, run_harness  # noqa: E402
+from conftest import base_spec, build, run_harness
 
 pytestmark = pytest.mark.slow
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "loop_history.json"

@@ -22,6 +22,8 @@ concern:
 - `checkpoint_files`: the checkpoints a run's folder holds (never a forged state file's)
 - `exports`: the final model's files, written whole or not at all
 - `state`: where the run is (`RunState`)
+- `carry`: the figures the steps of one call carry, folded in once per call
+- `reduced`: gradients summed across replicas once, applied without a second sum
 - `trainer`: the loops around a script's steps (`StandardTrainer`)
 - `trackers`: early stopping, the plateau factor, the best epoch's weights
 - `signals`: stop signals (save and exit)
@@ -56,6 +58,7 @@ from .files import (
 )
 from .held_out import held_out
 from .imports import function
+from .reduced import apply_reduced
 from .report import epoch_line, metric_values, progress_bar
 from .run_dir import History, RunDirectory
 from .signals import StopSignals
@@ -87,6 +90,7 @@ __all__ = [
     "StandardTrainer",
     "StopSignals",
     "UserError",
+    "apply_reduced",
     "as_dataset",
     "checked_arrays",
     "checked_test_data",
