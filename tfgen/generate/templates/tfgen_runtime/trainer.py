@@ -48,13 +48,14 @@ class StandardTrainer(abc.ABC):
     steps_per_call = 100  # `steps_per_execution: auto`: doubled while calls are short
 
     def __init__(
-        self, *, strategy, pipeline, examples_per_update, update_metrics, seed=None
+        self, *, strategy, pipeline, examples_per_update, update_metrics=None, seed=None
     ):
         """Args:
         strategy: the tf.distribute strategy the steps run under.
         pipeline: `pipeline(train, epoch)`: the batches of one epoch of streamed data.
         examples_per_update: the examples of one update, over all replicas.
-        update_metrics: `update_metrics(metrics, *args)` updates a dict of metrics.
+        update_metrics: `update_metrics(metrics, *args)` updates a dict of metrics
+            (what `carry_metrics` applies to the carried states).
         seed: the seed of the in-memory order (shuffled per epoch); None: unshuffled.
         """
         self.strategy = strategy
