@@ -181,11 +181,11 @@ class LossWeighting(tf.Module):
 def clip_across_replicas(gradients):
     """Clip the global gradient, not each replica's part of it (as Keras would).
 
-    All-reduce, clip: rt.apply_reduced applies them without summing
-    across replicas again.
+    All-reduce and clip: rt.apply_reduced applies them without summing them across
+    replicas again.
     """
     context = tf.distribute.get_replica_context()
-    # An Embedding's gradient is sparse (tf.IndexedSlices), which cannot be divided: densify it.
+    # An Embedding's gradient is sparse (tf.IndexedSlices): densified, it is summed as one tensor.
     gradients = [tf.convert_to_tensor(g) for g in gradients]
     gradients = context.all_reduce("sum", gradients)
     gradients, _ = tf.clip_by_global_norm(gradients, CLIP_LIMIT)
