@@ -208,17 +208,13 @@ def update_metrics(metrics, y_true, y_pred, loss, task_losses):
     )
 
 
-def skip_everywhere_if_nonfinite(gradients):
-    """Turn every gradient to NaN where any replica has a non-finite one.
+def sum_across_replicas(gradients):
+    """The gradients summed over the replicas (applied with rt.apply_reduced, not summed again).
 
-    Keras's LossScaleOptimizer checks one replica's gradients only: all-reduce the verdict,
-    so that it skips a bad step on every replica.
+    Keras's LossScaleOptimizer checks the gradients it is given for inf/NaN: summed first,
+    they hold every replica's, so that it skips a bad step on every replica.
     """
-    finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(g)) for g in gradients])
-    bad = tf.cast(tf.logical_not(finite), tf.float32)
-    bad_replicas = tf.distribute.get_replica_context().all_reduce("sum", bad)
-    poison = tf.where(bad_replicas > 0, float("nan"), 0.0)
-    return [g + tf.cast(poison, g.dtype) for g in gradients]
+    return tf.distribute.get_replica_context().all_reduce("sum", gradients)
 
 
 class Trainer(rt.StandardTrainer):
@@ -229,6 +225,7 @@ class Trainer(rt.StandardTrainer):
             strategy=strategy,
             pipeline=train_pipeline,
             examples_per_update=EXAMPLES_PER_UPDATE,
+            update_metrics=update_metrics,
             seed=SEED,
         )
         # Everything that owns variables is created in the strategy's scope, so it is mirrored.
@@ -250,7 +247,7 @@ class Trainer(rt.StandardTrainer):
             state_sha256=STATE_SHA256,
         )
 
-    def train_step(self, features, targets):
+    def train_step(self, features, targets, carried):
         """One update from this replica's part of the global batch."""
         with tf.GradientTape() as tape:
             predictions = self.model(features, training=True)
@@ -266,12 +263,13 @@ class Trainer(rt.StandardTrainer):
         gradients = tape.gradient(scaled_loss, self.variables)
         rt.require_gradients(gradients, self.variables)
         total = per_example + regularization
-        update_metrics(self.train_metrics, targets, predictions, total, task_losses)
-        # Keras checks one replica's gradients for inf/NaN: skip a bad step on every replica.
-        gradients = skip_everywhere_if_nonfinite(gradients)
-        self.state.record_rate(self.optimizer)
-        self.optimizer.apply_gradients(zip(gradients, self.variables))
-        self.state.record(loss, task_losses, self.optimizer)
+        carried = self.carry_metrics(carried, targets, predictions, total, task_losses)
+        # Keras checks the gradients it is given for inf/NaN: summed, they hold every replica's.
+        gradients = sum_across_replicas(gradients)
+        carried = self.state.record_rate(carried, self.optimizer)
+        # Summed across replicas once above: applied without summing again.
+        rt.apply_reduced(self.optimizer, gradients, self.variables)
+        return self.state.record(carried, loss, task_losses)
 
     def test_step(self, features, targets):
         """Validation metrics of one batch on this replica."""

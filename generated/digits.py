@@ -134,6 +134,7 @@ class Trainer(rt.StandardTrainer):
             strategy=strategy,
             pipeline=train_pipeline,
             examples_per_update=EXAMPLES_PER_UPDATE,
+            update_metrics=update_metrics,
             seed=SEED,
         )
         # Everything that owns variables is created in the strategy's scope, so it is mirrored.
@@ -160,7 +161,7 @@ class Trainer(rt.StandardTrainer):
         )
 
     # XLA-compiled in long runs only (rt.StandardTrainer.compile_step_if_long).
-    def train_step(self, features, targets):
+    def train_step(self, features, targets, carried):
         """One update from this replica's part of the global batch."""
         with tf.GradientTape() as tape:
             predictions = self.model(features, training=True)
@@ -175,10 +176,10 @@ class Trainer(rt.StandardTrainer):
         gradients = tape.gradient(loss, self.variables)
         rt.require_gradients(gradients, self.variables)
         total = per_example + regularization
-        update_metrics(self.train_metrics, targets, predictions, total, task_losses)
-        self.state.record_rate(self.optimizer)
+        carried = self.carry_metrics(carried, targets, predictions, total, task_losses)
+        carried = self.state.record_rate(carried, self.optimizer)
         self.optimizer.apply_gradients(zip(gradients, self.variables))
-        self.state.record(loss, task_losses, self.optimizer)
+        return self.state.record(carried, loss, task_losses)
 
     def test_step(self, features, targets):
         """Validation metrics of one batch on this replica."""

@@ -181,15 +181,15 @@ class LossWeighting(tf.Module):
 def clip_across_replicas(gradients):
     """Clip the global gradient, not each replica's part of it (as Keras would).
 
-    All-reduce, clip, and divide by the replica count: apply_gradients sums
-    across replicas again.
+    All-reduce and clip: rt.apply_reduced applies them without summing them across
+    replicas again.
     """
     context = tf.distribute.get_replica_context()
-    # An Embedding's gradient is sparse (tf.IndexedSlices), which cannot be divided: densify it.
+    # An Embedding's gradient is sparse (tf.IndexedSlices): densified, it is summed as one tensor.
     gradients = [tf.convert_to_tensor(g) for g in gradients]
     gradients = context.all_reduce("sum", gradients)
     gradients, _ = tf.clip_by_global_norm(gradients, CLIP_LIMIT)
-    return [g / context.num_replicas_in_sync for g in gradients]
+    return gradients
 
 
 class Trainer(rt.StandardTrainer):
@@ -200,6 +200,7 @@ class Trainer(rt.StandardTrainer):
             strategy=strategy,
             pipeline=train_pipeline,
             examples_per_update=EXAMPLES_PER_UPDATE,
+            update_metrics=update_metrics,
         )
         # Everything that owns variables is created in the strategy's scope, so it is mirrored.
         with strategy.scope():
@@ -227,7 +228,7 @@ class Trainer(rt.StandardTrainer):
 
     # XLA-compile the step where a GPU is visible (on CPU, oneDNN's convolutions beat XLA's).
     @tf.function(jit_compile=bool(tf.config.list_physical_devices("GPU")))
-    def train_step(self, features, targets):
+    def train_step(self, features, targets, carried):
         """One update from this replica's part of the global batch."""
         with tf.GradientTape() as tape:
             predictions = self.model(features, training=True)
@@ -242,12 +243,13 @@ class Trainer(rt.StandardTrainer):
         gradients = tape.gradient(loss, self.variables)
         rt.require_gradients(gradients, self.variables)
         total = per_example + regularization
-        update_metrics(self.train_metrics, targets, predictions, total, task_losses)
+        carried = self.carry_metrics(carried, targets, predictions, total, task_losses)
         # Clip the global gradient, not each replica's part (Keras clips per replica).
         gradients = clip_across_replicas(gradients)
-        self.state.record_rate(self.optimizer)
-        self.optimizer.apply_gradients(zip(gradients, self.variables))
-        self.state.record(loss, task_losses, self.optimizer)
+        carried = self.state.record_rate(carried, self.optimizer)
+        # Summed across replicas once above: applied without summing again.
+        rt.apply_reduced(self.optimizer, gradients, self.variables)
+        return self.state.record(carried, loss, task_losses)
 
     def test_step(self, features, targets):
         """Validation metrics of one batch on this replica."""

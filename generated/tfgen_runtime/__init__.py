@@ -25,6 +25,8 @@ concern:
 - `checkpoint_files`: the checkpoints a run's folder holds (never a forged state file's)
 - `exports`: the final model's files, written whole or not at all
 - `state`: where the run is (`RunState`)
+- `carry`: the figures the steps of one call carry, folded in once per call
+- `reduced`: gradients summed across replicas once, applied without a second sum
 - `trainer`: the loops around a script's steps (`StandardTrainer`)
 - `phases`: training phases (frozen layers, a rate factor), each with its own traced step
 - `applications`: `keras.applications` backbones on the shape of their input
@@ -70,6 +72,7 @@ from .files import (
 from .held_out import held_out
 from .imports import function
 from .phases import Phase, PhasedTrainer, PhasePlan
+from .reduced import apply_reduced
 from .report import epoch_line, metric_values, progress_bar
 from .run_dir import History, RunDirectory
 from .signals import StopSignals
@@ -106,6 +109,7 @@ __all__ = [
     "StopSignals",
     "UserError",
     "application",
+    "apply_reduced",
     "as_dataset",
     "checked_arrays",
     "checked_test_data",

@@ -77,7 +77,7 @@ SCRIPT_NAMES = frozenset(
         "total_loss",
         "update_metrics",
         "LossWeighting",
-        "skip_everywhere_if_nonfinite",
+        "sum_across_replicas",
         "clip_across_replicas",
         "apply_unless_nonfinite",
         "Summaries",

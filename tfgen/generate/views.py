@@ -478,7 +478,7 @@ class View:
 
     @property
     def skip_everywhere(self) -> bool:
-        """Keras's LossScaleOptimizer checks one replica's gradients: the verdict is all-reduced."""
+        """Keras's LossScaleOptimizer checks the gradients it is given: they are summed first."""
         return self.precision.loss_scaling and self.distribution.multi_replica
 
 

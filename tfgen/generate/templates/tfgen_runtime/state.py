@@ -1,5 +1,6 @@
 """Where a run is (`RunState`): the epoch done, the step reached, the steps run, the
-rate used and the first non-finite step, all checkpointed."""
+rate used and the first non-finite step, all checkpointed; the steps of a call carry the
+per-step figures (`start`, `record`) and the call keeps them once (`fold`)."""
 
 import tensorflow as tf
 
@@ -27,11 +28,26 @@ class RunState(tf.Module):
         self.epoch.assign(epoch)
         self.step_in_epoch.assign(0)
 
-    def record_rate(self, optimizer):
-        """Remember the rate this step uses (what the history's `lr` reports)."""
-        self.learning_rate.assign(tf.cast(optimizer.learning_rate, tf.float32))
+    def start(self, optimizer):
+        """What the steps of a call carry: the rate used, the steps run, the first
+        non-finite step and its losses, and the optimizer's updates when the call starts.
+        """
+        return {
+            "learning_rate": tf.identity(self.learning_rate),
+            "steps_run": tf.identity(self.steps_run),
+            "bad_step": tf.identity(self.bad_step),
+            "bad_losses": tf.identity(self.bad_losses),
+            "updates": tf.cast(optimizer.iterations, tf.int64),
+        }
 
-    def record(self, loss, task_losses, optimizer):
+    def record_rate(self, carried, optimizer):
+        """Remember the rate this step uses (what the history's `lr` reports)."""
+        return {
+            **carried,
+            "learning_rate": tf.cast(optimizer.learning_rate, tf.float32),
+        }
+
+    def record(self, carried, loss, task_losses):
         """Count the step; remember the first non-finite one.
 
         Cheaper than skipping: the loop stops after the running steps; nothing after the
@@ -41,13 +57,29 @@ class RunState(tf.Module):
         replicas = context.num_replicas_in_sync
         means = [tf.reduce_mean(v) / replicas for v in task_losses.values()]
         losses = context.all_reduce("sum", tf.stack([loss, *means]))
-        first = ~tf.math.is_finite(losses[0]) & (self.bad_step < 0)
-        self.bad_step.assign(tf.where(first, self.steps_run, self.bad_step))
-        self.bad_losses.assign(tf.where(first, losses, self.bad_losses))
-        self.steps_run.assign_add(1)
-        applied = tf.cast(optimizer.iterations, tf.int64) - self.updates  # 0: skipped
-        self.skipped.assign_add(1 - applied)
-        self.updates.assign_add(applied)
+        first = ~tf.math.is_finite(losses[0]) & (carried["bad_step"] < 0)
+        bad_step = tf.where(first, carried["steps_run"], carried["bad_step"])
+        bad_losses = tf.where(first, losses, carried["bad_losses"])
+        steps_run = carried["steps_run"] + 1
+        return {
+            **carried,
+            "bad_step": bad_step,
+            "bad_losses": bad_losses,
+            "steps_run": steps_run,
+        }
+
+    def fold(self, carried, optimizer, steps):
+        """Keep what the `steps` steps of a call carried; count the updates they skipped."""
+        self.learning_rate.assign(carried["learning_rate"])
+        self.bad_step.assign(carried["bad_step"])
+        self.bad_losses.assign(carried["bad_losses"])
+        self.steps_run.assign_add(tf.cast(steps, tf.int64))
+        updates = tf.cast(optimizer.iterations, tf.int64)
+        applied = (
+            updates - carried["updates"]
+        )  # fewer than the steps: some were skipped
+        self.skipped.assign_add(tf.cast(steps, tf.int64) - applied)
+        self.updates.assign(updates)
 
     def check_finite(self, epoch, last_checkpoint):
         """Raise FloatingPointError, with the losses, if a non-finite step was seen."""

@@ -7,6 +7,7 @@ import time
 import keras
 import tensorflow as tf
 
+from .carry import carried_metrics, carry_in, carry_out, fold_metrics, metric_states
 from .errors import UserError
 from .report import metric_values
 
@@ -29,13 +30,16 @@ class StandardTrainer(abc.ABC):
     As orbit's StandardTrainer: from in-memory arrays (sliced inside the compiled loop)
     or from a distributed tf.data iterator. A subclass implements `train_step` and
     `test_step`, and its `__init__` sets these attributes (`use_data` checks them):
+    `train_step` takes and returns `carried`, the figures the steps of a call carry
+    (`start_carry`), which the call folds into the metrics and the state once (`fold_carry`).
 
     Attributes:
         model: the keras.Model trained.
         optimizer: its optimizer (its rate and loss scale are reported each epoch).
         variables: the variables `train_step` updates (checked finite after each call).
         state: the run's `RunState`.
-        train_metrics: dict of history name -> metric, updated by `train_step`.
+        train_metrics: dict of history name -> metric, whose states `train_step`
+            carries (`carry_metrics`).
         validation_metrics: the same for `test_step`.
         checkpoint: the run's `RunCheckpoint` (named when the weights become
             non-finite).
@@ -43,21 +47,26 @@ class StandardTrainer(abc.ABC):
 
     steps_per_call = 100  # `steps_per_execution: auto`: doubled while calls are short
 
-    def __init__(self, *, strategy, pipeline, examples_per_update, seed=None):
+    def __init__(
+        self, *, strategy, pipeline, examples_per_update, update_metrics=None, seed=None
+    ):
         """Args:
         strategy: the tf.distribute strategy the steps run under.
         pipeline: `pipeline(train, epoch)`: the batches of one epoch of streamed data.
         examples_per_update: the examples of one update, over all replicas.
+        update_metrics: `update_metrics(metrics, *args)` updates a dict of metrics
+            (what `carry_metrics` applies to the carried states).
         seed: the seed of the in-memory order (shuffled per epoch); None: unshuffled.
         """
         self.strategy = strategy
         self.pipeline = pipeline
         self.examples_per_update = examples_per_update
+        self.update_metrics = update_metrics
         self.seed = seed
 
     @abc.abstractmethod
-    def train_step(self, features, targets):
-        """One update from this replica's part of the global batch."""
+    def train_step(self, features, targets, carried):
+        """One update from this replica's part of the global batch; the new `carried`."""
 
     @abc.abstractmethod
     def test_step(self, features, targets):
@@ -161,11 +170,18 @@ class StandardTrainer(abc.ABC):
         order = tf.range(self.examples)
         if self.seed is not None:  # seeded per epoch: the position is (epoch, step)
             order = tf.random.experimental.stateless_shuffle(order, [self.seed, epoch])
+        carried = carry_out(self.strategy, self.strategy.run(self.start_carry))
         for step in tf.range(first_step, first_step + steps):
-            self.strategy.run(self.train_step_on_slice, args=(order, step))
+            args = (order, step, carry_in(self.strategy, carried))
+            carried = carry_out(
+                self.strategy, self.strategy.run(self.train_step_on_slice, args=args)
+            )
+        self.strategy.run(
+            self.fold_carry, args=(carry_in(self.strategy, carried), steps)
+        )
         return self.finite_weights()
 
-    def train_step_on_slice(self, order, step):
+    def train_step_on_slice(self, order, step, carried):
         """Gather this replica's rows of update `step` from the arrays; train on them."""
         context = tf.distribute.get_replica_context()
         share = self.examples_per_update // context.num_replicas_in_sync
@@ -173,14 +189,38 @@ class StandardTrainer(abc.ABC):
         start = step * self.examples_per_update + replica * share
         rows = tf.slice(order, [start], [share])
         batch = [{k: tf.gather(a, rows) for k, a in p.items()} for p in self.arrays]
-        self.train_step(*self.prepare(*batch))
+        return self.train_step(*self.prepare(*batch), carried)
 
     @tf.function
     def train_from_iterator(self, iterator, steps):
         """Run `steps` steps in one graph, pulling batches from the iterator; finite weights?"""
+        carried = carry_out(self.strategy, self.strategy.run(self.start_carry))
         for _ in tf.range(steps):
-            self.strategy.run(self.train_step, args=next(iterator))
+            args = (*next(iterator), carry_in(self.strategy, carried))
+            carried = carry_out(
+                self.strategy, self.strategy.run(self.train_step, args=args)
+            )
+        self.strategy.run(
+            self.fold_carry, args=(carry_in(self.strategy, carried), steps)
+        )
         return self.finite_weights()
+
+    def start_carry(self):
+        """What the steps of a call carry: the training metrics' states and the run state's."""
+        return {
+            "metrics": metric_states(self.train_metrics),
+            **self.state.start(self.optimizer),
+        }
+
+    def carry_metrics(self, carried, *args):
+        """`update_metrics(train_metrics, *args)` on the carried states: the new carry."""
+        return carried_metrics(carried, self.train_metrics, self.update_metrics, *args)
+
+    def fold_carry(self, carried, steps):
+        """Keep what the `steps` steps of a call carried, once per call."""
+        fold_metrics(self.train_metrics, carried["metrics"])
+        state = {k: v for k, v in carried.items() if k != "metrics"}
+        self.state.fold(state, self.optimizer, steps)
 
     @tf.function
     def distributed_test_step(self, features, targets):
