@@ -5,7 +5,13 @@ import sys
 
 import keras
 
-HIDDEN = ("epoch", "lr", "epoch_seconds", "examples_per_second")  # not on the line
+HIDDEN = (
+    "epoch",
+    "lr",
+    "epoch_seconds",
+    "examples_per_second",
+    "input_wait",
+)  # not on the line
 
 
 def metric_values(metrics, prefix=""):

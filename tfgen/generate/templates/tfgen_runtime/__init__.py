@@ -23,6 +23,7 @@ concern:
 - `exports`: the final model's files, written whole or not at all
 - `state`: where the run is (`RunState`)
 - `trainer`: the loops around a script's steps (`StandardTrainer`)
+- `input_wait`: how long a streamed run's steps wait for their input (measured once)
 - `trackers`: early stopping, the plateau factor, the best epoch's weights
 - `signals`: stop signals (save and exit)
 - `report`: history values, the epoch line, the progress bar

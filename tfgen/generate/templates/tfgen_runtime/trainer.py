@@ -8,6 +8,7 @@ import keras
 import tensorflow as tf
 
 from .errors import UserError
+from .input_wait import InputWait
 from .report import metric_values
 
 IN_MEMORY_BUDGET_BYTES = 2**30  # larger training arrays stream through tf.data
@@ -92,8 +93,18 @@ class StandardTrainer(abc.ABC):
         if steps == 0:
             self.refuse_no_batch()
         if most_steps:
-            return min(steps, most_steps)
+            steps = min(steps, most_steps)
+        self.measure_input_wait(steps)
         return steps
+
+    def measure_input_wait(self, steps_per_epoch):
+        """Streamed data, one worker: `run_steps` measures an epoch's wait for input."""
+        self.input_wait = None
+        if self.in_memory or getattr(self.strategy, "cluster_resolver", None) is not None:
+            return
+        compiled = isinstance(self.train_step, tf.types.experimental.PolymorphicFunction)
+        self.input_wait = InputWait(self.run_steps, steps_per_epoch, compiled)
+        self.run_steps = self.input_wait.run
 
     def keep_arrays(self, train):
         """Keep the training arrays as tensors; return an epoch's steps."""
@@ -122,6 +133,8 @@ class StandardTrainer(abc.ABC):
         """XLA-compile `train_step` for a run of `steps` steps, if long enough to repay it."""
         if steps >= COMPILE_FROM_STEPS:
             self.train_step = tf.function(self.train_step, jit_compile=True)
+            if self.input_wait is not None:
+                self.input_wait.compiled = True
 
     def start_epoch(self, epoch, step):
         """Reset the metrics (a resumed epoch keeps its first part's) and the data."""
@@ -206,6 +219,8 @@ class StandardTrainer(abc.ABC):
         if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
             values["loss_scale"] = float(self.optimizer.dynamic_scale.numpy())
         values["skipped_steps"] = int(self.state.skipped.numpy())
+        if self.input_wait is not None:
+            values.update(self.input_wait.values())
         values["epoch_seconds"] = time.perf_counter() - started
         if steps > 0:
             speed = steps * self.examples_per_update / (trained - started)
