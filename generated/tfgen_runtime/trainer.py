@@ -101,14 +101,11 @@ class StandardTrainer(abc.ABC):
     def measure_input_wait(self, steps_per_epoch):
         """Streamed data, one worker: `run_steps` measures an epoch's wait for input."""
         self.input_wait = None
-        if (
-            self.in_memory
-            or getattr(self.strategy, "cluster_resolver", None) is not None
-        ):
+        cluster = getattr(self.strategy, "cluster_resolver", None) is not None
+        if self.in_memory or cluster:
             return
-        compiled = isinstance(
-            self.train_step, tf.types.experimental.PolymorphicFunction
-        )
+        # A tf.function step: XLA compiles it on its first run.
+        compiled = isinstance(self.train_step, tf.types.experimental.GenericFunction)
         self.input_wait = InputWait(self.run_steps, steps_per_epoch, compiled)
         self.run_steps = self.input_wait.run
 

@@ -59,7 +59,8 @@ class InputWait:
         for tail_step in range(step + before_tail, step + steps):
             self.run_tail_step(epoch, tail_step)
         if step + steps == self.steps_per_epoch:
-            self.wait = max(0.0, self.seconds - self.steps * statistics.median(self.ready))
+            busy = self.steps * statistics.median(self.ready)
+            self.wait = max(0.0, self.seconds - busy)
             self.fraction = self.wait / self.seconds
 
     def choose(self, epoch, step):
@@ -97,7 +98,7 @@ class InputWait:
 
 def message(fraction, epoch):
     """The one line about an input-bound epoch: how much it waited, and what to try."""
-    waited = f"the training steps waited for input {fraction:.0%} of epoch {epoch}'s time"
+    waited = f"the steps waited for input {fraction:.0%} of epoch {epoch}'s time"
     tries = (
         "`cache: true` on data.train, num_parallel_calls=tf.data.AUTOTUNE in the source's"
         " map calls, `in_memory: true` for arrays, fewer Python-side map functions"
