@@ -8,6 +8,7 @@ concern:
 - `devices`: the devices a strategy runs on
 - `errors`: `UserError`
 - `imports`: the user's functions a spec names
+- `caches`: `cache: true`, one cache per training source for every epoch
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `strings`: string inputs, string labels mapped to their class ids, random strings
 - `tfrecords`: TFRecord files read and parsed once before training
@@ -30,6 +31,7 @@ concern:
 - `report`: history values, the epoch line, the progress bar
 """
 
+from .caches import cached
 from .checkpoint import RunCheckpoint, read_whole, refuse_another_run
 from .checkpoint_files import checkpoint_paths
 from .cli import parse_args, positive, run
@@ -90,6 +92,7 @@ __all__ = [
     "StopSignals",
     "UserError",
     "as_dataset",
+    "cached",
     "checked_arrays",
     "checked_test_data",
     "checked_tfrecords",
