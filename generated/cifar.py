@@ -90,7 +90,7 @@ def build_augmentation():
 def train_pipeline(train, epoch=1):
     """Batched, prefetched training batches of `(features, targets)` dicts for one epoch."""
     ds = rt.as_dataset(train)
-    ds = ds.cache()
+    ds = rt.cached(ds, train)  # one cache, every epoch
     # Seeded per epoch, so that any epoch's order can be rebuilt (and resumed) exactly.
     ds = ds.shuffle(SHUFFLE_BUFFER, SEED + epoch, reshuffle_each_iteration=False)
     ds = ds.batch(

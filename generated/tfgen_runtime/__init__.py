@@ -9,6 +9,7 @@ concern:
 - `errors`: `UserError`
 - `imports`: the user's functions a spec names
 - `custom`: the user's own losses made per-example, a builder's one-tensor model keyed
+- `caches`: `cache: true`, one cache per training source for every epoch
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `strings`: string inputs, string labels mapped to their class ids, random strings
 - `class_weights`: class and example weights, found once and applied to the losses
@@ -28,14 +29,17 @@ concern:
 - `carry`: the figures the steps of one call carry, folded in once per call
 - `reduced`: gradients summed across replicas once, applied without a second sum
 - `trainer`: the loops around a script's steps (`StandardTrainer`)
+- `model_checks`: weights to train, gradients that reach them, the regularization loss
 - `phases`: training phases (frozen layers, a rate factor), each with its own traced step
 - `applications`: `keras.applications` backbones on the shape of their input
+- `input_wait`: how long a streamed run's steps wait for their input (measured once)
 - `trackers`: early stopping, the plateau factor, the best epoch's weights
 - `signals`: stop signals (save and exit)
 - `report`: history values, the epoch line, the progress bar
 """
 
 from .applications import application
+from .caches import cached
 from .checkpoint import RunCheckpoint, read_whole, refuse_another_run
 from .checkpoint_files import checkpoint_paths
 from .class_weights import (
@@ -71,6 +75,12 @@ from .files import (
 )
 from .held_out import held_out
 from .imports import function
+from .model_checks import (
+    regularization_loss,
+    require_gradients,
+    require_weights,
+    variable_path,
+)
 from .phases import Phase, PhasedTrainer, PhasePlan
 from .reduced import apply_reduced
 from .report import epoch_line, metric_values, progress_bar
@@ -81,14 +91,7 @@ from .strings import label_ids
 from .tfds_source import load_tfds
 from .tfrecords import checked_tfrecords
 from .trackers import EarlyStopping, KeepBest, ReduceOnPlateau
-from .trainer import (
-    COMPILE_FROM_STEPS,
-    StandardTrainer,
-    regularization_loss,
-    require_gradients,
-    require_weights,
-    variable_path,
-)
+from .trainer import COMPILE_FROM_STEPS, StandardTrainer
 
 __all__ = [
     "COMPILE_FROM_STEPS",
@@ -111,6 +114,7 @@ __all__ = [
     "application",
     "apply_reduced",
     "as_dataset",
+    "cached",
     "checked_arrays",
     "checked_test_data",
     "checked_tfrecords",

@@ -5,7 +5,8 @@ import sys
 
 import keras
 
-HIDDEN = ("epoch", "lr", "epoch_seconds", "examples_per_second")  # not on the line
+# Not on the line (input_wait: an input-bound epoch has its own line).
+HIDDEN = ("epoch", "lr", "epoch_seconds", "examples_per_second", "input_wait")
 
 
 def metric_values(metrics, prefix=""):

@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from .carry import carried_metrics, carry_in, carry_out, fold_metrics, metric_states
 from .errors import UserError
+from .input_wait import InputWait
 from .report import metric_values
 
 IN_MEMORY_BUDGET_BYTES = 2**30  # larger training arrays stream through tf.data
@@ -102,8 +103,20 @@ class StandardTrainer(abc.ABC):
         if steps == 0:
             self.refuse_no_batch()
         if most_steps:
-            return min(steps, most_steps)
+            steps = min(steps, most_steps)
+        self.measure_input_wait(steps)
         return steps
+
+    def measure_input_wait(self, steps_per_epoch):
+        """Streamed data, one worker: `run_steps` measures an epoch's wait for input."""
+        self.input_wait = None
+        cluster = getattr(self.strategy, "cluster_resolver", None) is not None
+        if self.in_memory or cluster:
+            return
+        # A tf.function step: XLA compiles it on its first run.
+        compiled = isinstance(self.train_step, tf.types.experimental.GenericFunction)
+        self.input_wait = InputWait(self.run_steps, steps_per_epoch, compiled)
+        self.run_steps = self.input_wait.run
 
     def keep_arrays(self, train):
         """Keep the training arrays as tensors; return an epoch's steps."""
@@ -132,6 +145,8 @@ class StandardTrainer(abc.ABC):
         """XLA-compile `train_step` for a run of `steps` steps, if long enough to repay it."""
         if steps >= COMPILE_FROM_STEPS:
             self.train_step = tf.function(self.train_step, jit_compile=True)
+            if self.input_wait is not None:
+                self.input_wait.compiled = True
 
     def start_epoch(self, epoch, step):
         """Reset the metrics (a resumed epoch keeps its first part's) and the data."""
@@ -247,6 +262,8 @@ class StandardTrainer(abc.ABC):
         if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
             values["loss_scale"] = float(self.optimizer.dynamic_scale.numpy())
         values["skipped_steps"] = int(self.state.skipped.numpy())
+        if self.input_wait is not None:
+            values.update(self.input_wait.values())
         values["epoch_seconds"] = time.perf_counter() - started
         if steps > 0:
             speed = steps * self.examples_per_update / (trained - started)
@@ -258,31 +275,3 @@ def reset(metrics):
     """Reset every metric of a dict of them."""
     for metric in metrics.values():
         metric.reset_state()
-
-
-def regularization_loss(model):
-    """The sum of the model's regularization losses (read it inside the tape)."""
-    if not model.losses:
-        return tf.constant(0.0)
-    return tf.add_n(model.losses)
-
-
-def require_weights(model):
-    """The model, unless it has nothing to train (only layers such as Dropout)."""
-    if not model.trainable_variables:
-        fix = "add a layer that has some, such as Dense"
-        raise UserError(f"the model `{model.name}` has no trainable weights: {fix}")
-    return model
-
-
-def variable_path(variable):
-    """A Keras variable's path (`dense/kernel`), or a tf.Variable's name (loss weighting's)."""
-    return getattr(variable, "path", None) or variable.name
-
-
-def require_gradients(gradients, variables):
-    """Raise (once, at trace time) if the loss does not reach some trainable variable."""
-    unused = [variable_path(var) for g, var in zip(gradients, variables) if g is None]
-    if unused:
-        allow = "train.allow_unused_variables: true allows it"
-        raise ValueError(f"no gradient reaches {', '.join(unused)} ({allow})")

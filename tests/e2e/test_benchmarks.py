@@ -35,7 +35,7 @@ def test_benchmark_smoke_run_writes_results_and_report(tmp_path):
     )
     assert run.returncode == 0, run.stderr[-3000:]
     rows = json.loads(results.read_text())
-    assert {row["system"] for row in rows} == {"fit_default", "fit_tuned", "naive", "tfgen", "limit"}
+    assert {row["system"] for row in rows} == {"fit_default", "fit_tuned", "naive", "tfgen", "limit", "limit_metrics"}
     for row in rows:
         assert set(row) >= {
             "case",

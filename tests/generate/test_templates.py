@@ -104,12 +104,13 @@ def test_every_template_is_rendered_from_a_root():
 
 def test_a_memory_cache_names_no_file(tmp_path):
     cifar = (ROOT / "generated" / "cifar.py").read_text()
-    assert 'ds.cache("")' not in cifar and cifar.count("ds.cache()") == 2
+    assert 'ds.cache("")' not in cifar and cifar.count("ds.cache()") == 1
+    assert "ds = rt.cached(ds, train)" in _function(cifar, "train_pipeline")
     spec = base_spec()
     spec["data"]["train"] |= {"cache": "cache/train", "in_memory": False}
     spec["data"]["validation"] |= {"cache": True}
     text = _render_dict(tmp_path, spec)
-    assert 'ds.cache("cache/train")' in _function(text, "train_pipeline")
+    assert 'rt.cached(ds, train, "cache/train")' in _function(text, "train_pipeline")
     assert "ds.cache()" in _function(text, "validation_pipeline")
 
 

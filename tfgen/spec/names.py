@@ -15,6 +15,7 @@ FIXED_KEYS = {
     "skipped_steps": "the count of skipped updates",
     "epoch_seconds": "the epoch's duration",
     "examples_per_second": "the training speed",
+    "input_wait": "the fraction of an input-bound epoch the steps waited for input (streamed data)",
 }
 # Validation values are the training keys with this prefix (`val_loss`, `val_<output>_loss`, ...).
 VALIDATION_PREFIX = "val_"

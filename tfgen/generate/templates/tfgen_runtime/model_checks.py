@@ -1,0 +1,33 @@
+"""What a script's model and its gradients must have, and the loss its regularizers add."""
+
+import tensorflow as tf
+
+from .errors import UserError
+
+
+def regularization_loss(model):
+    """The sum of the model's regularization losses (read it inside the tape)."""
+    if not model.losses:
+        return tf.constant(0.0)
+    return tf.add_n(model.losses)
+
+
+def require_weights(model):
+    """The model, unless it has nothing to train (only layers such as Dropout)."""
+    if not model.trainable_variables:
+        fix = "add a layer that has some, such as Dense"
+        raise UserError(f"the model `{model.name}` has no trainable weights: {fix}")
+    return model
+
+
+def variable_path(variable):
+    """A Keras variable's path (`dense/kernel`), or a tf.Variable's name (loss weighting's)."""
+    return getattr(variable, "path", None) or variable.name
+
+
+def require_gradients(gradients, variables):
+    """Raise (once, at trace time) if the loss does not reach some trainable variable."""
+    unused = [variable_path(var) for g, var in zip(gradients, variables) if g is None]
+    if unused:
+        allow = "train.allow_unused_variables: true allows it"
+        raise ValueError(f"no gradient reaches {', '.join(unused)} ({allow})")
