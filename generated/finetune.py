@@ -22,11 +22,12 @@ import tensorflow as tf
 sys.path.append(str(Path(__file__).resolve().parent))  # tfgen_runtime/ is here
 import tfgen_runtime as rt
 
-SPEC_SHA256 = "bef04e8586532dcd78302081da387c79db4a66fcbb8bae92e45b3ebdf3872665"
-STATE_SHA256 = "95db5d458587edd8350015546d3198192aaed5f710ce570c97f08a84d8a44381"  # less what a resume may change
+SPEC_SHA256 = "7fb046023462a32f012bcb576f975ed72651b038ef2945f10655273e6c02080f"
+STATE_SHA256 = "600b920f29409c654e5aa2607b481d3d1461a909a86f130224fccd8b91dbf926"  # less what a resume may change
 MADE_BY = {"spec": "specs/finetune.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 3
 OUTPUT_DIR = "runs/finetune"
+SPEC_DIR = Path(__file__).resolve().parent / "../specs"  # user modules: see rt.function
 EPOCHS = 3
 GLOBAL_BATCH_SIZE = 32
 VALIDATION_BATCH_SIZE = 32
@@ -154,9 +155,11 @@ def per_example_losses(targets, predictions):
 
 def build_metrics():
     """Fresh metrics keyed by history name (one set for training, one for validation)."""
+    MeanRecall = rt.function("shape_metrics:MeanRecall", SPEC_DIR)
     return {
         "loss": keras.metrics.Mean(name="loss"),
         "sparse_categorical_accuracy": keras.metrics.SparseCategoricalAccuracy(),
+        "mean_recall": MeanRecall(classes=3),
     }
 
 
@@ -166,6 +169,7 @@ def update_metrics(metrics, y_true, y_pred, loss, task_losses):
     metrics["sparse_categorical_accuracy"].update_state(
         y_true["shape"], y_pred["shape"]
     )
+    metrics["mean_recall"].update_state(y_true["shape"], y_pred["shape"])
 
 
 class Trainer(rt.PhasedTrainer):

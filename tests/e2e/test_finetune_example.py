@@ -1,6 +1,7 @@
 """specs/finetune.yaml end to end on data/shapes: the frozen first phase leaves the backbone's
 weights bit-identical while the head trains, the second phase trains the backbone, and a run
-killed in the second phase resumes to the uninterrupted run's weights and history."""
+killed in the second phase resumes to the uninterrupted run's weights and history (its own
+metric, from specs/shape_metrics.py, included)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def test_finetune_freezes_the_backbone_in_phase_one_and_resumes_exactly_in_phase
     changed = [not np.array_equal(a, b) for a, b in zip(start[BACKBONE], expected[BACKBONE], strict=True)]
     assert sum(changed) > len(changed) // 2, "phase 2 trained too little of the backbone"
     assert [row["phase"] for row in expected_history] == [1, 2, 2]
+    assert all(0.0 <= row["val_mean_recall"] <= 1.0 for row in expected_history)  # specs/shape_metrics.py's
 
     killed = run("-c", KILL_AFTER_EPOCH, str(SCRIPT), "2", "--output-dir", str(tmp_path / "killed"))
     assert killed.returncode == 9, killed.stderr[-3000:]
