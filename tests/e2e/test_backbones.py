@@ -100,3 +100,20 @@ def test_a_missing_weights_file_is_one_line(build_spec, tmp_path):
     assert "Traceback" not in result.stderr, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert lines == ["error: the backbone's weights file missing.weights.h5 does not exist"], result.stderr
+
+
+def test_a_backbone_frozen_in_phase_one_trains_in_phase_two_under_mirrored(build_spec, tmp_path):
+    spec = _spec(None)
+    spec["model"]["layers"][1].pop("trainable")
+    spec["strategy"] = {"type": "mirrored"}
+    spec["train"] = {"epochs": 2, "phases": [{"epochs": 1, "frozen": ["backbone"]}, {"epochs": 1}]}
+    script = build_spec(spec)
+    # Tracing the backward pass through the backbone on two replicas takes minutes on 2 shared cores.
+    initial, after_one, history, _ = _harness(script, tmp_path, "one", "--epochs", "1", cpus=2, timeout=900)
+    for a, b in zip(initial[:-2], after_one[:-2], strict=True):  # the backbone's weights and statistics
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(initial[-2], after_one[-2])  # the head trains on both replicas' batches
+    _, after_two, history, out = _harness(script, tmp_path, "one", cpus=2, timeout=900)  # resumes into phase 2
+    assert "Resuming from" in out and [row["phase"] for row in history] == [1, 2]
+    changed = [not np.array_equal(a, b) for a, b in zip(after_one[:-2], after_two[:-2], strict=True)]
+    assert sum(changed) > len(changed) // 2, "phase 2 trained too little of the backbone"
