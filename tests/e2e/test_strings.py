@@ -3,12 +3,11 @@ and labels (arrays and datasets), random strings, and generated scripts that tra
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
 import sys
-
-import functools
 
 import numpy as np
 import pytest
