@@ -94,6 +94,7 @@ def test_build_and_check_work_without_tensorflow_keras_or_numpy(blocked_build):
     assert run_tfgen("--help", env=env).returncode == 0
 
 
+@pytest.mark.slow  # tfgen installed as a copy of its package, away from this checkout
 def test_an_installed_tfgen_writes_the_whole_support_package(tmp_path):
     """The wheel is the tfgen package (templates inside it): a copy of it alone, away from this
     checkout, renders every file of tfgen_runtime/ from its own templates."""
