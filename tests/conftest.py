@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import importlib.util
 import io
 import json
@@ -238,6 +239,60 @@ def import_blocker(folder: Path, modules=("tensorflow", "keras")) -> dict:
         "sys.meta_path.insert(0, Block())\n"
     )
     return {"PYTHONPATH": str(folder)}
+
+
+def made_once(tmp_path_factory, name: str, make) -> Path:
+    """The folder `make(folder)` fills, made once a test run: the first pytest-xdist worker that
+    asks makes it (under a lock), the others wait for it and share it. Never change it."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the workers' common folder
+    folder = root / name
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".made").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            (folder / ".made").write_text("")
+    return folder
+
+
+# What a generator-only install lacks: the training stack.
+TRAINING_STACK_MODULES = ("tensorflow", "keras", "numpy", "tensorboard", "sklearn")
+BLOCKED_BUILD_HASH_SEED = "12345"
+
+
+def _build_blocked(folder: Path) -> None:
+    """`tfgen build specs/*.yaml` in a copy of the repository's layout (scripts find user modules
+    at ../specs), in a process where the training stack cannot be imported, with a hash seed other
+    than this process's; its exit code and output in result.json."""
+    project = folder / "project"
+    shutil.copytree(ROOT / "specs", project / "specs")
+    (project / "pyproject.toml").write_text("")  # stop config discovery above the copy
+    env = {**_blocked_env(folder), "PYTHONHASHSEED": BLOCKED_BUILD_HASH_SEED}
+    result = run_tfgen("build", *[f"specs/{spec.name}" for spec in SPECS], cwd=project, env=env)
+    (folder / "result.json").write_text(json.dumps([result.returncode, result.stdout, result.stderr]))
+
+
+def _blocked_env(folder: Path) -> dict:
+    """The blocker of the training stack in folder/blocker, and this checkout's tfgen (the
+    project copy is elsewhere: `python -m tfgen` there would find another install's)."""
+    blocker = folder / "blocker"
+    if not blocker.exists():
+        import_blocker(blocker, TRAINING_STACK_MODULES)
+    return {"PYTHONPATH": os.pathsep.join([str(blocker), str(ROOT)])}
+
+
+@pytest.fixture(scope="session")
+def blocked_build(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path, dict]:
+    """(the result, the project folder, the environment) of `tfgen build specs/*.yaml` run once
+    in a process without the training stack (see _build_blocked): its files are in
+    project/generated/. Shared by every test that builds the example specs in such a process."""
+    folder = made_once(tmp_path_factory, "blocked_build", _build_blocked)
+    code, stdout, stderr = json.loads((folder / "result.json").read_text())
+    result = subprocess.CompletedProcess(["tfgen", "build"], code, stdout, stderr)
+    return result, folder / "project", _blocked_env(folder)
 
 
 def snapshot(folder: Path) -> dict[str, tuple[bytes | None, int]]:

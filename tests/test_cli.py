@@ -1,13 +1,15 @@
 """The command line: exit codes, check/diff semantics, nothing written on failure.
 
 What tfgen decides (build, check, diff, schema) runs through the CLI's main in this process
-(`tfgen_here`); a failed build, the exit codes and the usage error run the real command."""
+(`tfgen_here`); a failed build, the exit codes and the usage error run the real command; the
+wheel is built by pip in the slow tier."""
 
 from __future__ import annotations
 
 import json
 import shutil
 
+import pytest
 import yaml
 from conftest import ROOT, base_spec, run_tfgen, tfgen_here
 
@@ -88,6 +90,7 @@ def test_schema_is_json_schema_of_the_spec():
     assert {"name", "data", "model", "targets", "losses", "optimizer", "train"} <= set(printed["required"])
 
 
+@pytest.mark.slow  # pip builds a real wheel (an isolated build environment where hatchling is missing)
 def test_installed_package_carries_the_templates(tmp_path):
     """A non-editable wheel must render too (the templates are package data of tfgen/generate)."""
     import importlib.util

@@ -51,6 +51,10 @@ def _function(text: str, name: str) -> str:
     return match.group(0)
 
 
+# Slow: 27 renders (black is most of each). The fast tier renders every one of these specs through
+# the same strict environment already: test_golden plans specs/*.yaml and test_spec_space builds
+# every regression spec, and an undefined name fails either.
+@pytest.mark.slow
 @pytest.mark.parametrize("path", EXAMPLE_SPECS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_example_spec_renders_through_strict_templates(path):
     text = render(_spec(path), spec_path=path.name, sha256="0" * 64, spec_dir=".")

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import tensorflow as tf
-from conftest import load_runtime
+from conftest import Lazy, lazy_import, load_runtime
 from folder_data import SHAPES, write_images, write_texts
 
-rt = load_runtime()
-files = rt.files
+# Imported by the first test that uses them, not when a pytest-xdist worker collects this file.
+tf = lazy_import("tensorflow")
+rt = Lazy(load_runtime)
+files = Lazy(lambda: rt.files)
 
 
 def fields(size=(8, 8, 3), dtype="float32", classes=3):
