@@ -121,7 +121,8 @@ def run(command: list[str], cwd=None) -> subprocess.CompletedProcess:
 def learned_rows(out) -> list[dict]:
     """The history without its timings (which differ from run to run)."""
     return [
-        {k: v for k, v in row.items() if k not in ("epoch_seconds", "examples_per_second")} for row in read_history(out)
+        {k: v for k, v in row.items() if k not in ("epoch_seconds", "examples_per_second", "input_wait")}
+        for row in read_history(out)
     ]
 
 

@@ -15,7 +15,7 @@ from conftest import load_runtime, read_history
 pytestmark = pytest.mark.slow
 
 HEADER = "sqft,bedrooms,age,city,price"
-TIMINGS = ("epoch_seconds", "examples_per_second")
+TIMINGS = ("epoch_seconds", "examples_per_second", "input_wait")
 # Kills the script right after its first checkpoint inside an epoch (a mid-epoch resume).
 KILL_AFTER_FIRST_SAVE_IN_EPOCH = """
 import importlib.util, os, sys

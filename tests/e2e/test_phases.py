@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 # model.weights order: body kernel, bias; norm gamma, beta, moving mean, moving variance; head kernel, bias.
 FROZEN_FIRST = range(6)
 HEAD = range(6, 8)
-TIMES = ("epoch_seconds", "examples_per_second")
+TIMES = ("epoch_seconds", "examples_per_second", "input_wait")
 
 
 def _spec(examples=512, **overrides):

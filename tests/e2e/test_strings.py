@@ -259,7 +259,10 @@ def _predict_elsewhere(folder, *saved_model):
 
 
 def _strip(rows):
-    return [{k: v for k, v in row.items() if k not in ("epoch_seconds", "examples_per_second")} for row in rows]
+    return [
+        {k: v for k, v in row.items() if k not in ("epoch_seconds", "examples_per_second", "input_wait")}
+        for row in rows
+    ]
 
 
 _ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}

@@ -221,7 +221,10 @@ def mock_run(script, out, *args, kill_at=0, examples=1024):
 
 
 def without_times(rows):
-    return [{k: v for k, v in row.items() if k not in ("epoch_seconds", "examples_per_second")} for row in rows]
+    return [
+        {k: v for k, v in row.items() if k not in ("epoch_seconds", "examples_per_second", "input_wait")}
+        for row in rows
+    ]
 
 
 @pytest.mark.slow

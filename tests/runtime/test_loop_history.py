@@ -20,7 +20,7 @@ from conftest import base_spec, build, run_harness
 
 pytestmark = pytest.mark.slow
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "loop_history.json"
-TIMINGS = ("epoch_seconds", "examples_per_second")
+TIMINGS = ("epoch_seconds", "examples_per_second", "input_wait")
 FLAG = {"shape": [1], "dtype": "float32", "classes": 2}
 
 
