@@ -10,10 +10,10 @@ from tfgen.errors import SpecIssue
 from tfgen.spec import catalog
 from tfgen.spec.branch_rules import BRANCH_CHECKS
 from tfgen.spec.csv_check import csv_issues
+from tfgen.spec.finetune_rules import located_items, model_items
 from tfgen.spec.folder_checks import folder_sources
 from tfgen.spec.loader import Loc, Located, walk
 from tfgen.spec.models import Spec
-from tfgen.spec.models.model import Residual
 from tfgen.spec.names import FIXED_KEYS, VALIDATION_PREFIX, has_validation, history_keys, metric_key, output_names
 from tfgen.spec.string_rules import STRING_CHECKS
 from tfgen.spec.support import (
@@ -116,29 +116,11 @@ def _model(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                 )
 
 
-def _layer_items(layers: list, loc: Loc) -> Iterator[tuple[Loc, Any]]:
-    """(location, layer) of a layer list's layers, residual blocks opened."""
-    for i, layer in enumerate(layers):
-        if isinstance(layer, Residual):
-            yield from _layer_items(layer.residual, (*loc, i, "residual"))
-        else:
-            yield (*loc, i), layer
-
-
-def _model_layer_items(spec: Spec) -> Iterator[tuple[Loc, Any]]:
-    """(location, layer) of the model's layers, branches, trunk then heads (`rules.model_layers` with locations)."""
-    for name, layers in spec.model.branches.items():
-        yield from _layer_items(layers, ("model", "branches", name))
-    yield from _layer_items(spec.model.layers, ("model", "layers"))
-    for output, layers in spec.model.outputs.items():
-        yield from _layer_items(layers, ("model", "outputs", output))
-
-
 def _adapt(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     """`adapt` only where the statistics end up in the model's variables (and so its checkpoints)."""
     supported = f"`adapt` is supported on: {', '.join(ADAPTABLE)}"
     for field in ("preprocess", "augment"):
-        for loc, layer in _layer_items(getattr(spec.data.train, field), ("data", "train", field)):
+        for loc, layer in located_items(getattr(spec.data.train, field), ("data", "train", field)):
             if layer.adapt_batches:
                 yield doc.issue(
                     (*loc, "adapt"),
@@ -147,7 +129,7 @@ def _adapt(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                     key=True,
                 )
     numeric = not string_inputs(spec) and spec.model.builder is None
-    for loc, layer in _model_layer_items(spec):
+    for loc, layer in model_items(spec):
         if layer.adapt_batches and layer.type in NEEDS_STRINGS and numeric:
             why = f"`{layer.type}` {NEEDS_STRINGS[layer.type]}, but the model's inputs are numeric"
             yield doc.issue((*loc, "adapt"), f"{why}: declare a `dtype: string` input", key=True)
@@ -440,11 +422,11 @@ def _early_stopping(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 def _literal_arguments(spec: Spec, section: str) -> Iterator[tuple[Loc, dict[str, Any]]]:
     """(location, arguments) of a section's free-form arguments: Keras objects' and kwargs."""
     if section == "model":
-        yield from ((loc, layer.args) for loc, layer in _model_layer_items(spec))
+        yield from ((loc, layer.args) for loc, layer in model_items(spec))
         yield ("model", "kwargs"), spec.model.kwargs
     elif section == "data":
         for field in ("preprocess", "augment"):
-            layers = _layer_items(getattr(spec.data.train, field), ("data", "train", field))
+            layers = located_items(getattr(spec.data.train, field), ("data", "train", field))
             yield from ((loc, layer.args) for loc, layer in layers)
         for loc, source in _sources(spec):
             if source.type == "python":
