@@ -243,9 +243,9 @@ spec = importlib.util.spec_from_file_location("script", sys.argv[1])
 script = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(script)
 seen, train_step = [], script.Trainer.train_step
-def recording(self, features, targets):  # the example ids this worker trains on
+def recording(self, features, targets, carried):  # the example ids this worker trains on
     tf.py_function(lambda ids: seen.extend(ids.numpy().ravel().tolist()) or 0, [features["features"]], tf.int32)
-    return train_step(self, features, targets)
+    return train_step(self, features, targets, carried)
 script.Trainer.train_step = recording
 script.main(sys.argv[3:])
 index = json.loads(os.environ["TF_CONFIG"])["task"]["index"]

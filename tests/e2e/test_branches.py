@@ -205,7 +205,7 @@ def test_every_merge_mode_deep_validates_with_the_merge_in_the_summary(tmp_path,
         assert main(["validate", "--deep", "--summary", path.name]) == 0, capsys.readouterr().err
         summary = capsys.readouterr().out
         rows = [re.split(r"\s{2,}", line) for line in summary.splitlines()]
-        types = {row[1] for row in rows if len(row) == 4}
+        types = {row[1] for row in rows if len(row) == 6}  # layer, type, shape, params, trainable, frozen
         assert {layer, "Normalization", "Embedding", "Flatten", "Dense"} <= types, summary
 
 
