@@ -663,7 +663,7 @@ def build_speed() -> dict:
             raise RuntimeError(result.stderr)
         timings[spec.stem] = {"command_seconds": command}
     code = (
-        "import time, sys; from pathlib import Path; from tfgen.build import plan_targets\n"
+        "import time, sys; from pathlib import Path; from tfgen.generate.build import plan_targets\n"
         "plan_targets([Path('specs/digits.yaml')], Path('/tmp'))\n"
         "for s in sys.argv[1:]:\n    t = time.perf_counter(); plan_targets([Path(s)], Path('/tmp')); print(s, time.perf_counter() - t)\n"
     )
@@ -675,6 +675,8 @@ def build_speed() -> dict:
         env={**os.environ, "PYTHONPATH": str(blocker)},
         check=False,
     )
+    if result.returncode != 0:  # a renamed module once left every in-process figure blank
+        raise RuntimeError(result.stderr)
     for line in result.stdout.splitlines():
         path, seconds = line.split()
         timings[Path(path).stem]["in_process_seconds"] = float(seconds)
