@@ -708,11 +708,12 @@ def machine() -> str:
 
 
 TARGETS = [
-    # (description, case, system, reference system, minimum ratio)
+    # (description, case, system, reference system, minimum ratio; None: reported only)
     ("generated (defaults) >= 3x default fit, MLP", "mlp", "tfgen", "fit_default", 3.0),
     ("generated (defaults) >= 1.0x tuned fit, every case", "*", "tfgen", "fit_tuned", 1.0),
-    ("generated (defaults) >= 0.95x the limit, MLP", "mlp", "tfgen", "limit", 0.95),
-    ("generated (defaults) >= 0.95x the limit, MLP", "mlp_short", "tfgen", "limit", 0.95),
+    # The bare limit computes nothing the loop logs: reported beside the target, not a target.
+    ("generated (defaults) against the bare limit, MLP", "mlp", "tfgen", "limit", None),
+    ("generated (defaults) against the bare limit, MLP", "mlp_short", "tfgen", "limit", None),
     ("generated (defaults) >= 0.95x the limit with metrics, MLP", "mlp", "tfgen", "limit_metrics", 0.95),
     ("generated (defaults) >= 0.95x the limit with metrics, MLP", "mlp_short", "tfgen", "limit_metrics", 0.95),
     ("generated >= 1.5x the naive loop, MLP", "mlp", "tfgen", "naive", 1.5),
@@ -724,7 +725,9 @@ FIRST_EPOCH_TARGETS = [
 ]
 
 
-def evaluate(results: list[dict]) -> list[tuple[str, str, float, bool]]:
+def evaluate(results: list[dict]) -> list[tuple[str, str, float, bool | None]]:
+    """(description, case, ratio, met) per target and case measured; met is None for a ratio
+    reported without a target."""
     table = {(r["case"], r["system"]): r for r in results}
     cases = sorted({r["case"] for r in results})
     verdicts = []
@@ -732,7 +735,7 @@ def evaluate(results: list[dict]) -> list[tuple[str, str, float, bool]]:
         for name in cases if case == "*" else [case]:
             if (name, system) in table and (name, reference) in table and table[name, system]["examples_per_second"]:
                 ratio = table[name, system]["examples_per_second"] / table[name, reference]["examples_per_second"]
-                verdicts.append((description, name, ratio, ratio >= minimum))
+                verdicts.append((description, name, ratio, None if minimum is None else ratio >= minimum))
     for description, name, system, reference, maximum in FIRST_EPOCH_TARGETS:
         if (name, system) in table and (name, reference) in table:
             ratio = table[name, system]["first_epoch_seconds"] / table[name, reference]["first_epoch_seconds"]
@@ -816,7 +819,8 @@ def write_report(
     ]
     for description, case, value, met in verdicts:
         shown = f"{value:.1%}" if description.startswith("RSS") else f"{value:.2f}x"
-        lines.append(f"| {description} | {case} | {shown} | {'yes' if met else '**missed**'} |")
+        verdict = "report" if met is None else "yes" if met else "**missed**"
+        lines.append(f"| {description} | {case} | {shown} | {verdict} |")
     lines += [
         "",
         "## Build speed (`tfgen build`, TensorFlow made unimportable)",
@@ -951,7 +955,8 @@ def main(argv: list[str] | None = None) -> int:
     kept_cases = list(dict.fromkeys(r["case"] for r in kept))
     write_report(results, verdicts, builds, mode, time.perf_counter() - started, command, args.docs, kept_cases)
     for description, case, value, met in verdicts:
-        print(f"{'met   ' if met else 'MISSED'} {description} [{case}]: {value:.2f}")
+        verdict = "report" if met is None else "met   " if met else "MISSED"
+        print(f"{verdict} {description} [{case}]: {value:.2f}")
     return 0
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+import zygote
 
 from tfgen.cluster.launch import free_ports, tf_config
 
@@ -28,6 +29,15 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 TRAIN_ENV = ROOT / "tests" / "train_env"
 if str(TRAIN_ENV) not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TRAIN_ENV), os.environ.get("PYTHONPATH")]))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warm_interpreters():
+    """The test process's `python script.py` and `python -c` commands forked by zygotes that
+    have imported the training stack (tests/zygote.py: which commands, and why)."""
+    zygote.install()
+    yield
+    zygote.uninstall()
 
 
 def without_train_env(environ) -> dict:

