@@ -15,7 +15,7 @@ served only where a fresh one would make no difference:
 - the program is this interpreter (`sys.executable`) running a `.py` file or `-c` code, with no
   interpreter option, no `preexec_fn`, user or group change, `pass_fds` or `close_fds=False`;
 - its environment agrees with the zygote's on everything read while Python starts or TensorFlow
-  and Keras import (`PYTHON*`, `TF_*` but `TF_CONFIG`, `KERAS*`, `CUDA*`, `OMP_*`, `MKL*`,
+  and Keras import (`PYTHON*`, `TF_*` but `TF_CONFIG`, `KERAS*`, `OMP_*`, `MKL*`,
   `XLA*`, `LD_*`, `LC_*`, `LANG*`, `TZ`, `HOME`), and sets `TF_CPP_MIN_LOG_LEVEL` (a script sets it before its import
   when it is missing): each such environment has a zygote of its own, started the second time
   one is asked for (at most MOST_ZYGOTES a test process); an environment whose zygote cannot
@@ -42,10 +42,11 @@ import tempfile
 import threading
 import types
 
-MOST_ZYGOTES = 3
+MOST_ZYGOTES = 6  # about 0.5 GB each; the suite asks for 4-5 environments
 # Variables read while Python starts or TensorFlow and Keras import: a child gets the zygote's.
-IMPORT_TIME_PREFIXES = ("PYTHON", "TF_", "KERAS", "CUDA", "OMP_", "MKL", "XLA", "LD_", "LC_", "LANG", "TZ")
-RUN_TIME_VARIABLES = ("TF_CONFIG",)  # read when a strategy is made, in the child
+IMPORT_TIME_PREFIXES = ("PYTHON", "TF_", "KERAS", "OMP_", "MKL", "XLA", "LD_", "LC_", "LANG", "TZ")
+# Read in the child: when a strategy is made, and when TensorFlow first looks for a GPU.
+RUN_TIME_VARIABLES = ("TF_CONFIG",)
 PRELOADED = ("numpy", "tensorflow", "keras")
 HEADER = struct.Struct("!I")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import read_history, run_tfgen
+from conftest import read_history, tfgen_here
 from folder_data import SHAPES, image_spec, text_spec, write_images, write_reviews
 
 pytestmark = pytest.mark.slow
@@ -142,7 +142,7 @@ def test_smoke_runs_an_image_folder_spec_on_synthetic_and_on_real_data(tmp_path)
     spec = image_spec(Path("data/shapes"), size=(4, 4))
     (tmp_path / "shapes.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     for data in ([], ["--real-data", "16"]):
-        result = run_tfgen("smoke", "shapes.yaml", "--steps", "2", *data, cwd=tmp_path, timeout=300)
+        result = tfgen_here("smoke", "shapes.yaml", "--steps", "2", *data, cwd=tmp_path)
         assert result.returncode == 0, result.stdout + result.stderr
         assert result.stdout.startswith("PASS shapes.yaml (saved at epoch 1, resumed to epoch 2;")
 

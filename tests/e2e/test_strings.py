@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 import yaml
-from conftest import ROOT, Lazy, build, lazy_import, load_runtime, read_history, run_tfgen
+from conftest import ROOT, Lazy, build, lazy_import, load_runtime, read_history, run_tfgen, tfgen_here
 
 # Imported by the first test that uses them, not when a pytest-xdist worker collects this file.
 keras = lazy_import("keras")
@@ -383,7 +383,7 @@ def test_deep_validation_names_the_side_where_strings_go_wrong(tmp_path):
 def test_smoke_trains_and_resumes_a_text_classifier_on_synthetic_strings(tmp_path):
     (tmp_path / "reviews.yaml").write_text(yaml.safe_dump(text_classifier(), sort_keys=False))
     (tmp_path / "reviews_data.py").write_text(DATA_MODULE)
-    result = run_tfgen("smoke", "reviews.yaml", "--steps", "3", cwd=tmp_path, timeout=600)
+    result = tfgen_here("smoke", "reviews.yaml", "--steps", "3", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     assert "PASS reviews.yaml (saved at epoch 1, resumed to epoch 2" in result.stdout
 

@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import load_module, run_tfgen
+from conftest import load_module, tfgen_here
 
 pytestmark = pytest.mark.slow
 
@@ -147,7 +147,7 @@ def test_smoke_trains_resumes_and_tests_a_test_split_and_a_test_source(tmp_path)
     split.write_text(yaml.safe_dump(sizes_spec(train, test_split=0.2, stratify=True)))
     source.write_text(yaml.safe_dump(sizes_spec(train, test={"source": held})))
     for data in ([], ["--real-data", "100"]):
-        result = run_tfgen("smoke", str(split), str(source), "--steps", "2", *data, cwd=tmp_path, timeout=600)
+        result = tfgen_here("smoke", str(split), str(source), "--steps", "2", *data, cwd=tmp_path)
         assert result.returncode == 0, result.stdout + result.stderr[-3000:]
         assert result.stdout.count("resumed to epoch 2, tested") == 2, result.stdout
 

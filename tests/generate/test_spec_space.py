@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, tfgen_here
 from hypothesis import given, note, reject, seed, settings
 from spec_strategies import BUILDER_MODULE, BUILDER_SOURCE, specs, trainable
 
@@ -186,9 +186,8 @@ SMOKE_SAMPLE = 6
 
 
 def smoke(spec_paths: list[Path], cwd: Path) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "tfgen", "smoke", *map(str, spec_paths), "--steps", "2", "--jobs", "2"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run(command, check=False, cwd=cwd, capture_output=True, text=True, timeout=900, env=env)
+    """`tfgen smoke` on the specs: its main in this process, the scripts in processes of their own."""
+    return tfgen_here("smoke", *map(str, spec_paths), "--steps", "2", "--jobs", "2", cwd=cwd)
 
 
 def sample_specs(count: int) -> list[dict]:
