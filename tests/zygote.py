@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import inspect
 import json
 import os
 import select
@@ -157,13 +158,18 @@ class Zygotes:
 ZYGOTES: Zygotes | None = None
 
 
-def servable(args, executable, preexec_fn, close_fds, pass_fds, shell, gid, gids, uid) -> bool:
+# The arguments Popen passes to _execute_child, by name (they vary across Python versions).
+EXECUTE_CHILD = list(inspect.signature(subprocess.Popen._execute_child).parameters)[1:]
+
+
+def servable(call: dict) -> bool:
     """Whether a Popen call is `python script.py ...` or `python -c CODE ...` with nothing a
     forked child could not do as exec would."""
-    if shell or executable or preexec_fn or not close_fds or pass_fds:
+    if call["shell"] or call["executable"] or call["preexec_fn"] or not call["close_fds"] or call["pass_fds"]:
         return False
-    if gid is not None or gids is not None or uid is not None:
+    if any(call[name] is not None for name in ("gid", "gids", "uid")):
         return False
+    args = call["args"]
     if isinstance(args, (str, bytes, os.PathLike)) or len(args) < 2:
         return False
     program, first = (os.fsdecode(a) for a in args[:2])
@@ -180,59 +186,31 @@ class ZygotePopen(subprocess.Popen):
     _zygote_served = False  # forked by a zygote: its status comes through _zygote_status
     _zygote_status: socket.socket | None = None
 
-    def _execute_child(
-        self,
-        args,
-        executable,
-        preexec_fn,
-        close_fds,
-        pass_fds,
-        cwd,
-        env,
-        startupinfo,
-        creationflags,
-        shell,
-        p2cread,
-        p2cwrite,
-        c2pread,
-        c2pwrite,
-        errread,
-        errwrite,
-        restore_signals,
-        gid,
-        gids,
-        uid,
-        umask,
-        start_new_session,
-        process_group=-1,
-        *rest,
-    ):
-        every = (args, executable, preexec_fn, close_fds, pass_fds, cwd, env, startupinfo, creationflags, shell)
-        every += (p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite, restore_signals)
-        every += (gid, gids, uid, umask, start_new_session, process_group, *rest)
-        environment = dict(os.environ if env is None else env)
+    def _execute_child(self, *arguments):
+        call = dict(zip(EXECUTE_CHILD, arguments, strict=True))
+        environment = dict(os.environ if call["env"] is None else call["env"])
         zygote = None
-        wanted = ZYGOTES is not None and "TF_CPP_MIN_LOG_LEVEL" in environment
-        if wanted and servable(args, executable, preexec_fn, close_fds, pass_fds, shell, gid, gids, uid):
+        if ZYGOTES is not None and "TF_CPP_MIN_LOG_LEVEL" in environment and servable(call):
             zygote = ZYGOTES.for_environment(environment)
         if zygote is None:
-            super()._execute_child(*every)
+            super()._execute_child(*arguments)
             return
         request = {
-            "argv": [os.fsdecode(a) for a in args],
-            "cwd": os.fsdecode(cwd) if cwd is not None else os.getcwd(),
+            "argv": [os.fsdecode(a) for a in call["args"]],
+            "cwd": os.getcwd() if call["cwd"] is None else os.fsdecode(call["cwd"]),
             "env": {os.fsdecode(k): os.fsdecode(v) for k, v in environment.items()},
-            "umask": umask,
-            "new_session": bool(start_new_session),
-            "process_group": process_group,
+            "umask": call["umask"],
+            "new_session": bool(call["start_new_session"]),
+            "process_group": call.get("process_group", -1),
         }
-        streams = [p2cread, c2pwrite, errwrite]
-        inherited = [0, 1, 2]
-        fds = [fd if fd != -1 else inherited[i] for i, fd in enumerate(streams)]
+        # The child's ends of its pipes; -1: the stream this process has.
+        streams = [call["p2cread"], call["c2pwrite"], call["errwrite"]]
+        fds = [target if fd == -1 else fd for target, fd in enumerate(streams)]
         self.pid, self._zygote_status = zygote.spawn(request, fds)
         self._zygote_served = True
         self._child_created = True
-        self._close_pipe_fds(p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite)
+        pipes = ("p2cread", "p2cwrite", "c2pread", "c2pwrite", "errread", "errwrite")
+        self._close_pipe_fds(*(call[name] for name in pipes))
 
     def _zygote_collect(self, timeout: float | None) -> bool:
         """Read the child's wait status if it arrives within `timeout`; whether it did."""
