@@ -725,26 +725,36 @@ FIRST_EPOCH_TARGETS = [
 ]
 
 
-def evaluate(results: list[dict]) -> list[tuple[str, str, float, bool | None]]:
-    """(description, case, ratio, met) per target and case measured; met is None for a ratio
-    reported without a target."""
+def evaluate(results: list[dict]) -> list[tuple[str, str, float, bool | None, list[float]]]:
+    """(description, case, ratio, met, each round's ratio) per target and case measured; met is
+    None for a ratio reported without a target. The ratio is of the medians over rounds; each
+    round's pairs the two systems' runs of that round (interleaved, so run minutes apart)."""
     table = {(r["case"], r["system"]): r for r in results}
     cases = sorted({r["case"] for r in results})
     verdicts = []
     for description, case, system, reference, minimum in TARGETS:
         for name in cases if case == "*" else [case]:
             if (name, system) in table and (name, reference) in table and table[name, system]["examples_per_second"]:
-                ratio = table[name, system]["examples_per_second"] / table[name, reference]["examples_per_second"]
-                verdicts.append((description, name, ratio, None if minimum is None else ratio >= minimum))
+                ratio, rounds = ratios(table[name, system], table[name, reference], "examples_per_second")
+                verdicts.append((description, name, ratio, None if minimum is None else ratio >= minimum, rounds))
     for description, name, system, reference, maximum in FIRST_EPOCH_TARGETS:
         if (name, system) in table and (name, reference) in table:
-            ratio = table[name, system]["first_epoch_seconds"] / table[name, reference]["first_epoch_seconds"]
-            verdicts.append((description, name, ratio, ratio <= maximum))
+            ratio, rounds = ratios(table[name, system], table[name, reference], "first_epoch_seconds")
+            verdicts.append((description, name, ratio, ratio <= maximum, rounds))
     for r in results:
         if r["system"] == "tfgen" and r["epochs"] >= 10 and "rss_growth_mb" in r:
             growth = r["rss_growth_mb"] / r["rss_after_warmup_mb"]
-            verdicts.append(("RSS growth < 2% over 10 epochs", r["case"], growth, growth < 0.02))
+            verdicts.append(("RSS growth < 2% over 10 epochs", r["case"], growth, growth < 0.02, []))
     return verdicts
+
+
+def ratios(result: dict, reference: dict, key: str) -> tuple[float, list[float]]:
+    """`result[key] / reference[key]`, and the same ratio round by round (where both kept them)."""
+    ratio = result[key] / reference[key]
+    ours, theirs = result.get(f"rounds_{key}", []), reference.get(f"rounds_{key}", [])
+    if len(ours) < 2 or len(ours) != len(theirs):
+        return ratio, []
+    return ratio, [a / b for a, b in zip(ours, theirs, strict=True)]
 
 
 def write_report(
@@ -814,13 +824,14 @@ def write_report(
         "",
         "## Targets",
         "",
-        "| target | case | measured | met |",
-        "|---|---|---:|---|",
+        "| target | case | measured | each round | met |",
+        "|---|---|---:|---|---|",
     ]
-    for description, case, value, met in verdicts:
+    for description, case, value, met, rounds in verdicts:
         shown = f"{value:.1%}" if description.startswith("RSS") else f"{value:.2f}x"
+        each = ", ".join(f"{ratio:.2f}x" for ratio in rounds)
         verdict = "report" if met is None else "yes" if met else "**missed**"
-        lines.append(f"| {description} | {case} | {shown} | {verdict} |")
+        lines.append(f"| {description} | {case} | {shown} | {each} | {verdict} |")
     lines += [
         "",
         "## Build speed (`tfgen build`, TensorFlow made unimportable)",
@@ -935,6 +946,8 @@ def main(argv: list[str] | None = None) -> int:
         ):
             if merged.get(key) is not None:
                 merged[key] = statistics.median(item[key] for item in items)
+                if key in ("examples_per_second", "first_epoch_seconds"):  # kept for each round's ratio
+                    merged[f"rounds_{key}"] = [item[key] for item in items]
         merged["rounds"] = len(items)
         results.append(merged)
     kept: list[dict] = []
@@ -954,9 +967,10 @@ def main(argv: list[str] | None = None) -> int:
     args.docs.mkdir(parents=True, exist_ok=True)
     kept_cases = list(dict.fromkeys(r["case"] for r in kept))
     write_report(results, verdicts, builds, mode, time.perf_counter() - started, command, args.docs, kept_cases)
-    for description, case, value, met in verdicts:
+    for description, case, value, met, rounds in verdicts:
         verdict = "report" if met is None else "met   " if met else "MISSED"
-        print(f"{verdict} {description} [{case}]: {value:.2f}")
+        each = f" (rounds: {', '.join(f'{ratio:.2f}' for ratio in rounds)})" if rounds else ""
+        print(f"{verdict} {description} [{case}]: {value:.2f}{each}")
     return 0
 
 

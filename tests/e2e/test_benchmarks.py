@@ -11,9 +11,8 @@ import sys
 import pytest
 from conftest import ROOT, load_module, without_train_env
 
-pytestmark = pytest.mark.slow
 
-
+@pytest.mark.slow
 def test_benchmark_smoke_run_writes_results_and_report(tmp_path):
     results = tmp_path / "latest.json"
     docs = tmp_path / "docs"
@@ -51,6 +50,7 @@ def test_benchmark_smoke_run_writes_results_and_report(tmp_path):
     assert (docs / "benchmarks.png").stat().st_size > 1000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["image_folder", "csv"])
 def test_a_file_case_trains_fit_on_keras_own_loader_over_the_cases_files(case):
     run = load_module(ROOT / "benchmarks" / "run.py")
@@ -60,3 +60,17 @@ def test_a_file_case_trains_fit_on_keras_own_loader_over_the_cases_files(case):
     finally:
         shutil.rmtree(files["data"])
     assert result["epochs"] == 2 and result["examples_per_second"] > 0
+
+
+def test_targets_give_each_rounds_ratio_beside_the_ratio_of_the_medians():
+    """Two rounds: each round pairs the two systems' runs of that round (the noise shows)."""
+    run = load_module(ROOT / "benchmarks" / "run.py")
+    tfgen = {"case": "mlp", "system": "tfgen", "epochs": 3, "examples_per_second": 90.0}
+    tuned = {"case": "mlp", "system": "fit_tuned", "epochs": 3, "examples_per_second": 100.0}
+    tfgen["rounds_examples_per_second"] = [60.0, 120.0]
+    tuned["rounds_examples_per_second"] = [120.0, 80.0]
+    (verdict,) = [v for v in run.evaluate([tfgen, tuned]) if "tuned fit" in v[0]]
+    assert verdict[1:] == ("mlp", 0.9, False, [0.5, 1.5])
+    one_round = {**tfgen, "rounds_examples_per_second": [90.0]}
+    (verdict,) = [v for v in run.evaluate([one_round, tuned]) if "tuned fit" in v[0]]
+    assert verdict[4] == []  # one round (or rounds that do not pair): no column to show
