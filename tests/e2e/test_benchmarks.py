@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 
 import pytest
 from conftest import ROOT, load_module
 
 
 @pytest.mark.slow
-def test_benchmark_smoke_run_writes_results_and_report(tmp_path):
+def test_benchmark_smoke_run_writes_results_and_report(tmp_path, monkeypatch):
     """The driver's main in this process (its workers are processes: the zygote forks them)."""
+    if "matplotlib" in sys.modules and sys.modules["matplotlib"] is None:  # tests/train_env's block
+        monkeypatch.delitem(sys.modules, "matplotlib")  # the driver draws docs/benchmarks.png
     results = tmp_path / "latest.json"
     docs = tmp_path / "docs"
     run = load_module(ROOT / "benchmarks" / "run.py")
