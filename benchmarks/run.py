@@ -4,8 +4,10 @@
     python benchmarks/run.py --quick    # the MLP, the CNN and the streamed cases, smaller, one round: ~8 minutes
     python benchmarks/run.py --smoke    # tiny sizes, for the test suite
 
-Every (case, system) runs in its own subprocess (clean memory numbers, no shared TF state); the
-systems are interleaved round by round because this machine is shared and single runs vary.
+Every (case, system) runs in its own subprocess (clean memory numbers, no shared TF state). The
+systems of a case run in lockstep: started together, then taking turns an epoch each, so that every
+system's epochs meet the same machine (this one is shared; its speed drifts by tens of percent
+within minutes). Rounds interleave too: the second gives the turns in the reverse order.
 Writes benchmarks/results/latest.json and docs/benchmarks.md (+ docs/benchmarks.png).
 
 Systems, on the same model, data, batch size and machine:
@@ -27,10 +29,12 @@ it with `fit` over Keras's own loaders (`image_dataset_from_directory`, `make_cs
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -146,6 +150,7 @@ MODES = {
     },
     "smoke": {"cases": ["mlp"], "rounds": 1, "scale": 0.005, "epochs": 3},
 }
+TURNS_ENV = "TFGEN_BENCH_TURNS"  # where a worker asks the driver for its turns (see Turns)
 STREAM_BUDGET_BYTES = 2**20  # the in-memory budget the `mlp_npz_stream` worker gives the script
 # fit_tuned's fixed steps_per_execution: where the generated loop's `auto` starts (it doubles while calls are short)
 TUNED_STEPS_PER_EXECUTION = 100
@@ -160,6 +165,48 @@ def rss_mb() -> float:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     return 0.0
+
+
+class Turns:
+    """A worker's turns: with the driver's address in TURNS_ENV, it trains an epoch only in its turn.
+
+    The driver starts the systems of a case together and, once every one has set up, gives them
+    turns an epoch each, one after another (`run_in_lockstep`): every system's epochs meet the
+    same machine, whose speed drifts by tens of percent within minutes. A turn lasts until the
+    worker asks for its next one (its untimed work between epochs included) or exits. Without
+    the address (a worker run by hand), there are no turns.
+    """
+
+    def __init__(self, address: str | None):
+        self.connection = None
+        self.waited = 0.0  # seconds spent waiting for turns
+        if address:
+            self.connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.connection.connect(address)
+
+    def take(self) -> None:
+        """End this worker's turn, if it has one, and wait for its next."""
+        if self.connection is None:
+            return
+        started = time.perf_counter()
+        self.connection.sendall(b"?")
+        if self.connection.recv(1) != b"!":
+            raise SystemExit("the benchmark driver went away")
+        self.waited += time.perf_counter() - started
+
+    def clock(self) -> float:
+        """`time.perf_counter()` less the time spent waiting for turns."""
+        return time.perf_counter() - self.waited
+
+
+class TurnTime:
+    """The `time` module, but for a `perf_counter` that stops while the worker waits for turns."""
+
+    def __init__(self, turns: Turns):
+        self.perf_counter = turns.clock
+
+    def __getattr__(self, name):
+        return getattr(time, name)
 
 
 def benchmark_spec(case: dict, examples: int, epochs: int, data: Path | None = None) -> dict:
@@ -375,6 +422,7 @@ def run_worker(
 
     epoch_seconds: list[float] = []
     rss: list[float] = []
+    turns = Turns(os.environ.get(TURNS_ENV))
 
     if system == "tfgen":
         append = module.rt.History.append
@@ -384,13 +432,23 @@ def run_worker(
             epoch_seconds.append(row["epoch_seconds"])
             rss.append(rss_mb())
 
+        train_epoch = module.train_epoch
+
+        def in_turn(*args):  # the script's clocks (TurnTime) leave out the wait
+            turns.take()
+            return train_epoch(*args)
+
         module.rt.History.append = recording
+        module.train_epoch = in_turn
+        module.time = module.rt.trainer.time = TurnTime(turns)
         if case.get("source") == "npz":
             module.rt.trainer.IN_MEMORY_BUDGET_BYTES = STREAM_BUDGET_BYTES  # read by use_data
         try:
             history = module.main(["--output-dir", str(folder / "run"), "--fresh"])
         finally:
             module.rt.History.append = append
+            module.train_epoch = train_epoch
+            module.time = module.rt.trainer.time = time
         # The generated loop times its training phase itself (examples_per_second).
         throughput = [row["examples_per_second"] for row in history]
     else:
@@ -423,6 +481,7 @@ def run_worker(
 
             class Timing(keras.callbacks.Callback):
                 def on_epoch_begin(self, epoch, logs=None):
+                    turns.take()
                     self.started = time.perf_counter()
 
                 def on_epoch_end(self, epoch, logs=None):
@@ -450,6 +509,7 @@ def run_worker(
                     return loss
 
                 for _ in range(epochs):
+                    turns.take()
                     started = time.perf_counter()
                     for x, y in dataset:  # one Python iteration per batch
                         loss = train_step(x, y)
@@ -464,6 +524,7 @@ def run_worker(
                 logged = []  # limit_metrics: each epoch's mean loss and accuracy, read as an epoch line would
 
                 for epoch in range(epochs):
+                    turns.take()
                     started = time.perf_counter()
                     logged.append([float(figure) for figure in epoch_fn(tf.constant(epoch))])
                     float(optimizer.iterations.numpy())
@@ -611,31 +672,105 @@ def run_from_start(case: str, system: str, epochs: int, script: Path, timeout: f
 
 
 def run_one(case: str, system: str, examples: int, epochs: int, timeout: float, files: dict) -> dict:
-    if "script" in files:
-        return run_from_start(case, system, epochs, files["script"], timeout)
+    return run_case(case, [system], examples, epochs, timeout, files)[0]
+
+
+def run_case(case: str, systems: list[str], examples: int, epochs: int, timeout: float, files: dict) -> list[dict]:
+    """Each system's result on `case`: each runs in a process of its own, all in lockstep."""
+    if "script" in files:  # whole processes, timed from their start: one at a time
+        return [run_from_start(case, system, epochs, files["script"], timeout) for system in systems]
     extra = ["--data", str(files["data"])] if "data" in files else []
-    result = subprocess.run(
-        [
-            sys.executable,
-            __file__,
-            "--worker",
-            case,
-            system,
-            "--examples",
-            str(examples),
-            "--epochs",
-            str(epochs),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
-        check=False,
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"{case}/{system} failed:\n{result.stderr[-3000:]}")
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    with tempfile.TemporaryDirectory(prefix="tfgen-turns-") as folder, contextlib.ExitStack() as stack:
+        workers = []
+        for index, system in enumerate(systems):
+            command = [sys.executable, __file__, "--worker", case, system, "--examples", str(examples)]
+            command += ["--epochs", str(epochs), *extra]
+            # Output to files: a full pipe would block a worker while it waits for its turn.
+            outputs = [stack.enter_context(tempfile.TemporaryFile("w+")) for _ in ("stdout", "stderr")]
+            workers.append(stack.enter_context(Worker(f"{case}/{system}", command, Path(folder, str(index)), *outputs)))
+        return run_in_lockstep(workers, time.monotonic() + timeout)
+
+
+def run_in_lockstep(workers: list[Worker], deadline: float) -> list[dict]:
+    """Let the workers set up together, then give them turns, an epoch each, in order, until all
+    have exited (see `Turns`); their results."""
+    for worker in workers:
+        worker.wait_for_ask(deadline)
+    waiting = [worker for worker in workers if worker.asking]
+    while waiting:
+        for worker in list(waiting):
+            worker.give_turn()
+            worker.wait_for_ask(deadline)
+            if not worker.asking:
+                waiting.remove(worker)
+    return [worker.result(deadline) for worker in workers]
+
+
+class Worker:
+    """A worker process (`command`: `--worker` by `run_case`), and the socket it asks its turns on
+    (`Turns`); its standard output's last line is its result."""
+
+    def __init__(self, name: str, command: list[str], address: Path, stdout, stderr):
+        self.name = name
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(str(address))
+        self.listener.listen(1)
+        self.connection = None
+        self.asking = False
+        self.stdout = stdout
+        self.stderr = stderr
+        self.process = subprocess.Popen(
+            command,
+            stdout=self.stdout,
+            stderr=self.stderr,
+            text=True,
+            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", TURNS_ENV: str(address)},
+        )
+
+    def wait_for_ask(self, deadline: float) -> None:
+        """Wait until the worker asks for a turn (`asking`) or exits (not `asking`)."""
+        while self.connection is None:  # it connects once it has set up
+            if self.process.poll() is not None:
+                self.asking = False
+                return
+            self.check(deadline)
+            self.listener.settimeout(0.5)
+            try:
+                self.connection, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+        self.connection.settimeout(max(0.01, deadline - time.monotonic()))
+        try:
+            self.asking = self.connection.recv(1) == b"?"  # b"": it exited
+        except TimeoutError:
+            raise RuntimeError(f"{self.name} timed out") from None
+
+    def give_turn(self) -> None:
+        self.connection.sendall(b"!")
+
+    def check(self, deadline: float) -> None:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{self.name} timed out")
+
+    def result(self, deadline: float) -> dict:
+        """The worker's result line; RuntimeError with its error output if it failed."""
+        code = self.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        self.stdout.seek(0)
+        self.stderr.seek(0)
+        if code != 0:
+            raise RuntimeError(f"{self.name} failed:\n{self.stderr.read()[-3000:]}")
+        return json.loads(self.stdout.read().strip().splitlines()[-1])
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self.process.poll() is None:  # the driver failed or timed out: stop the worker
+            self.process.kill()
+            self.process.wait()
+        for end in (self.connection, self.listener):
+            if end is not None:
+                end.close()
 
 
 def build_speed() -> dict:
@@ -728,7 +863,7 @@ FIRST_EPOCH_TARGETS = [
 def evaluate(results: list[dict]) -> list[tuple[str, str, float, bool | None, list[float]]]:
     """(description, case, ratio, met, each round's ratio) per target and case measured; met is
     None for a ratio reported without a target. The ratio is of the medians over rounds; each
-    round's pairs the two systems' runs of that round (interleaved, so run minutes apart)."""
+    round's pairs the two systems' runs of that round (epochs in turn: `run_in_lockstep`)."""
     table = {(r["case"], r["system"]): r for r in results}
     cases = sorted({r["case"] for r in results})
     verdicts = []
@@ -774,8 +909,9 @@ def write_report(
         "# Benchmarks",
         "",
         measured,
-        "Each (case, system) runs in its own process; systems are interleaved round by round and the",
-        "figures are medians over rounds of the per-epoch median after the first (warm-up) epoch.",
+        "Each (case, system) runs in its own process; a case's systems run in lockstep, taking turns an",
+        "epoch each (the second round in the reverse order), and the figures are medians over rounds of",
+        "the per-epoch median after the first (warm-up) epoch.",
         "This machine is shared: compare ratios within one run, not absolute numbers across runs.",
         "",
         "## Training throughput",
@@ -920,8 +1056,11 @@ def main(argv: list[str] | None = None) -> int:
     files = {case: prepare(case, *sizes[case]) for case in cases}
     for round_index in range(args.rounds or settings["rounds"]):
         for case in cases:
-            for system in CASES[case].get("systems", SYSTEMS):
-                result = run_one(case, system, *sizes[case], timeout=1800, files=files[case])
+            systems = CASES[case].get("systems", SYSTEMS)
+            if round_index % 2:  # each system's turn comes after another's in the other round
+                systems = systems[::-1]
+            for result in run_case(case, systems, *sizes[case], timeout=1800, files=files[case]):
+                system = result["system"]
                 runs.setdefault((case, system), []).append(result)
                 shown = (
                     f"{result['first_epoch_seconds']:10.2f} s to the first epoch's end"

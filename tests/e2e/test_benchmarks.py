@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import shutil
 import sys
+import tempfile
+import time
 
 import pytest
 from conftest import ROOT, load_module
@@ -60,3 +64,64 @@ def test_targets_give_each_rounds_ratio_beside_the_ratio_of_the_medians():
     one_round = {**tfgen, "rounds_examples_per_second": [90.0]}
     (verdict,) = [v for v in run.evaluate([one_round, tuned]) if "tuned fit" in v[0]]
     assert verdict[4] == []  # one round (or rounds that do not pair): no column to show
+
+
+# A worker of the lockstep tests: sets up for `setup` seconds, then takes a turn per epoch and
+# records when each epoch ran (wall clock) and what its clock that leaves out the waits read.
+TURN_TAKER = """
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+import run
+name, setup, epochs, fail = sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "fail"
+time.sleep(setup)
+turns = run.Turns(os.environ[run.TURNS_ENV])
+spans, begin = [], turns.clock()
+for epoch in range(epochs):
+    turns.take()
+    started = time.time()
+    time.sleep(0.05)
+    spans.append([name, epoch, started, time.time()])
+    if fail and epoch == 1:
+        sys.exit("failed at epoch 1")
+clocked = turns.clock() - begin
+print(json.dumps({"system": name, "spans": spans, "clocked": clocked, "waited": turns.waited}))
+"""
+
+
+def lockstep(tmp_path, workers):
+    """Run `(name, setup seconds, epochs, "fail" or "ok")` turn takers in lockstep; their results."""
+    run = load_module(ROOT / "benchmarks" / "run.py")
+    with contextlib.ExitStack() as stack:
+        started = []
+        for index, (name, *settings) in enumerate(workers):
+            command = [sys.executable, "-c", TURN_TAKER, str(ROOT / "benchmarks"), name, *map(str, settings)]
+            outputs = [stack.enter_context(tempfile.TemporaryFile("w+")) for _ in range(2)]
+            started.append(stack.enter_context(run.Worker(name, command, tmp_path / str(index), *outputs)))
+        return run.run_in_lockstep(started, time.monotonic() + 60)
+
+
+def test_workers_set_up_together_then_take_turns_an_epoch_each_in_order(tmp_path):
+    results = lockstep(tmp_path, [("a", 0.6, 3, "ok"), ("b", 0.0, 3, "ok"), ("c", 0.3, 2, "ok")])
+    spans = sorted((span for result in results for span in result["spans"]), key=lambda span: span[2])
+    assert [(name, epoch) for name, epoch, *_ in spans] == [
+        ("a", 0),
+        ("b", 0),
+        ("c", 0),
+        ("a", 1),
+        ("b", 1),
+        ("c", 1),
+        ("a", 2),
+        ("b", 2),
+    ]
+    for before, after in itertools.pairwise(spans):
+        assert before[3] <= after[2]  # no epoch overlaps another worker's
+    # b waited through the others' epochs after its first; its clock stood still meanwhile.
+    b = next(result for result in results if result["system"] == "b")
+    others = sum(end - start for name, _, start, end in spans[2:] if name != "b")
+    assert b["waited"] >= others >= 0.2
+    assert 0.15 <= b["clocked"] < 0.15 + others
+
+
+def test_a_failed_worker_is_named_with_its_error(tmp_path):
+    with pytest.raises(RuntimeError, match=r"(?s)^bad failed:.*failed at epoch 1"):
+        lockstep(tmp_path, [("good", 0.0, 3, "ok"), ("bad", 0.0, 3, "fail")])
