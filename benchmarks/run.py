@@ -34,6 +34,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -173,8 +174,11 @@ class Turns:
     The driver starts the systems of a case together and, once every one has set up, gives them
     turns an epoch each, one after another (`run_in_lockstep`): every system's epochs meet the
     same machine, whose speed drifts by tens of percent within minutes. A turn lasts until the
-    worker asks for its next one (its untimed work between epochs included) or exits. Without
-    the address (a worker run by hand), there are no turns.
+    worker asks for its next one (its untimed work between epochs included) or exits; then the
+    driver stops the process (SIGSTOP) until its next turn, so that none of its threads runs in
+    another's turn (`fit` starts its next epoch's tf.data iterator, which fills its shuffle and
+    prefetch buffers, as it ends an epoch). Without the address (a worker run by hand), there are
+    no turns.
     """
 
     def __init__(self, address: str | None):
@@ -706,6 +710,24 @@ def run_in_lockstep(workers: list[Worker], deadline: float) -> list[dict]:
     return [worker.result(deadline) for worker in workers]
 
 
+def wait_until_stopped(pid: int, timeout: float = 10.0) -> None:
+    """Wait until every thread of process `pid` has stopped (SIGSTOP is delivered asynchronously).
+
+    Reads the threads' states in /proc (Linux); where there is no /proc, returns at once."""
+    tasks = Path(f"/proc/{pid}/task")
+    deadline = time.monotonic() + timeout
+    while tasks.exists() and time.monotonic() < deadline:
+        states = []
+        for task in tasks.iterdir():
+            try:
+                states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
+            except (OSError, IndexError):  # a thread that just exited
+                continue
+        if all(state in "tTXZ" for state in states):
+            return
+        time.sleep(0.001)
+
+
 class Worker:
     """A worker process (`command`: `--worker` by `run_case`), and the socket it asks its turns on
     (`Turns`); its standard output's last line is its result."""
@@ -744,8 +766,12 @@ class Worker:
             self.asking = self.connection.recv(1) == b"?"  # b"": it exited
         except TimeoutError:
             raise RuntimeError(f"{self.name} timed out") from None
+        if self.asking:  # stopped till its turn: its threads (a tf.data prefetch) run in no other's
+            self.process.send_signal(signal.SIGSTOP)
+            wait_until_stopped(self.process.pid)
 
     def give_turn(self) -> None:
+        self.process.send_signal(signal.SIGCONT)
         self.connection.sendall(b"!")
 
     def check(self, deadline: float) -> None:

@@ -67,12 +67,19 @@ def test_targets_give_each_rounds_ratio_beside_the_ratio_of_the_medians():
 
 
 # A worker of the lockstep tests: sets up for `setup` seconds, then takes a turn per epoch and
-# records when each epoch ran (wall clock) and what its clock that leaves out the waits read.
+# records when each epoch ran (wall clock) and what its clock that leaves out the waits read;
+# a thread of its own ticks all along (as a tf.data prefetch would work between epochs).
 TURN_TAKER = """
-import json, os, sys, time
+import json, os, sys, threading, time
 sys.path.insert(0, sys.argv[1])
 import run
 name, setup, epochs, fail = sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "fail"
+ticks = []
+def tick():
+    while True:
+        ticks.append(time.time())
+        time.sleep(0.002)
+threading.Thread(target=tick, daemon=True).start()
 time.sleep(setup)
 turns = run.Turns(os.environ[run.TURNS_ENV])
 spans, begin = [], turns.clock()
@@ -84,7 +91,7 @@ for epoch in range(epochs):
     if fail and epoch == 1:
         sys.exit("failed at epoch 1")
 clocked = turns.clock() - begin
-print(json.dumps({"system": name, "spans": spans, "clocked": clocked, "waited": turns.waited}))
+print(json.dumps({"system": name, "spans": spans, "clocked": clocked, "waited": turns.waited, "ticks": ticks}))
 """
 
 
@@ -115,6 +122,10 @@ def test_workers_set_up_together_then_take_turns_an_epoch_each_in_order(tmp_path
     ]
     for before, after in itertools.pairwise(spans):
         assert before[3] <= after[2]  # no epoch overlaps another worker's
+    # A waiting worker is stopped: none of its threads ran in another's epoch.
+    for result in results:
+        others = [span for span in spans if span[0] != result["system"]]
+        assert not [tick for tick in result["ticks"] for _, _, start, end in others if start < tick < end]
     # b waited through the others' epochs after its first; its clock stood still meanwhile.
     b = next(result for result in results if result["system"] == "b")
     others = sum(end - start for name, _, start, end in spans[2:] if name != "b")
