@@ -6,7 +6,7 @@
 
 Every (case, system) runs in its own subprocess (clean memory numbers, no shared TF state). The
 systems of a case run in lockstep: started together, then taking turns an epoch each, so that every
-system's epochs meet the same machine (this one is shared; its speed drifts by tens of percent
+system's epochs meet the same machine (this one is shared; its speed moves by tens of percent
 within minutes). Rounds interleave too: the second gives the turns in the reverse order.
 Writes benchmarks/results/latest.json and docs/benchmarks.md (+ docs/benchmarks.png).
 
@@ -175,7 +175,7 @@ class Turns:
 
     The driver starts the systems of a case together and, once every one has set up, gives them
     turns an epoch each, one after another (`run_in_lockstep`): every system's epochs meet the
-    same machine, whose speed drifts by tens of percent within minutes. A turn lasts until the
+    same machine, whose speed moves by tens of percent within minutes. A turn lasts until the
     worker asks for its next one (its untimed work between epochs included) or exits; then the
     driver stops the process (SIGSTOP) until its next turn, so that none of its threads runs in
     another's turn (`fit` starts its next epoch's tf.data iterator, which fills its shuffle and
