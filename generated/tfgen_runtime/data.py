@@ -288,10 +288,3 @@ def first_rows(part, n):
     if isinstance(part, tf.data.Dataset):
         return part.take(n)
     return tuple({key: array[:n] for key, array in arrays.items()} for arrays in part)
-
-
-def as_dataset(data):
-    """A tf.data.Dataset of `(features, targets)` from arrays or a dataset."""
-    if isinstance(data, tf.data.Dataset):
-        return data
-    return tf.data.Dataset.from_tensor_slices(data)

@@ -8,7 +8,8 @@ from collections import namedtuple
 import numpy as np
 import tensorflow as tf
 
-from .data import as_dataset, first_rows, split_arrays
+from .caches import as_dataset
+from .data import first_rows, split_arrays
 from .errors import UserError
 
 CHANNELS = {"grayscale": 1, "rgb": 3, "rgba": 4}

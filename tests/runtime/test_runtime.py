@@ -498,6 +498,19 @@ def test_split_arrays_depends_on_the_seed_and_refuses_datasets():
         rt.split_arrays(tf.data.Dataset.range(4), 0.5, seed=1)
 
 
+def test_arrays_become_one_dataset_that_every_epochs_pipeline_starts_from():
+    """A streamed run builds its pipeline each epoch: the arrays are not copied again each time."""
+    arrays = ({"x": np.arange(6, dtype="float32")}, {"y": np.arange(6)})
+    first = rt.as_dataset(arrays)
+    assert rt.as_dataset(arrays) is first
+    assert [int(y["y"]) for _, y in first] == list(range(6))
+    other = ({"x": np.zeros(2, "float32")}, {"y": np.zeros(2, "int64")})
+    assert rt.as_dataset(other) is not first
+    assert [int(y["y"]) for _, y in rt.as_dataset(other)] == [0, 0]
+    dataset = tf.data.Dataset.from_tensor_slices(arrays)
+    assert rt.as_dataset(dataset) is dataset
+
+
 def test_epoch_line():
     row = {
         "epoch": 3,

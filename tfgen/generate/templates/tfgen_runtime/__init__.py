@@ -38,7 +38,7 @@ concern:
 """
 
 from .applications import application
-from .caches import cached
+from .caches import as_dataset, cached
 from .checkpoint import RunCheckpoint, read_whole, refuse_another_run
 from .checkpoint_files import checkpoint_paths
 from .class_weights import (
@@ -52,7 +52,6 @@ from .csv_files import CsvStream, read_csv
 from .custom import keyed_inputs, per_example_loss
 from .data import (
     Field,
-    as_dataset,
     checked_arrays,
     first_rows,
     from_function,

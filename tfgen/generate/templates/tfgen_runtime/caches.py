@@ -1,21 +1,37 @@
-"""`cache: true`: one cache per training source, shared by every epoch's pipeline.
+"""What a script makes once per training source and every epoch's pipeline reuses.
 
-A script builds its training pipeline again each epoch (seeded per epoch); a
-`Dataset.cache()` made in it would be a new, empty cache each time, and the source
-would be read again every epoch.
+A script builds its training pipeline again each epoch (seeded per epoch). Made in it,
+a `Dataset.cache()` would be a new, empty cache each time (the source read again every
+epoch), and `from_tensor_slices` would copy the arrays again each time.
 """
 
-CACHED = {}  # id(source) -> (source, its cached dataset)
+import tensorflow as tf
+
+KEPT = {}  # (kind, id(source)) -> (source, what was made of it)
+
+
+def once_per_source(kind, source, make):
+    """`make()`, called the first time for `kind` of `source`; what it made after."""
+    kept = KEPT.get((kind, id(source)))
+    if kept is None or kept[0] is not source:
+        kept = (source, make())
+        KEPT[kind, id(source)] = kept
+    return kept[1]
 
 
 def cached(ds, source, filename=""):
-    """`ds.cache(filename)`, made the first time for `source` and reused after.
+    """`cache: true`: `ds.cache(filename)`, made the first time for `source`.
 
     `ds` is what the pipeline made of `source` before the cache (it depends on the
     source only, not on the epoch).
     """
-    kept = CACHED.get(id(source))
-    if kept is None or kept[0] is not source:
-        kept = (source, ds.cache(filename))
-        CACHED[id(source)] = kept
-    return kept[1]
+    return once_per_source("cache", source, lambda: ds.cache(filename))
+
+
+def as_dataset(data):
+    """A tf.data.Dataset of `(features, targets)` from arrays (made the first time for
+    them) or a dataset."""
+    if isinstance(data, tf.data.Dataset):
+        return data
+    slices = tf.data.Dataset.from_tensor_slices
+    return once_per_source("arrays", data, lambda: slices(data))
