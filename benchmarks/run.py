@@ -678,10 +678,6 @@ def run_from_start(case: str, system: str, epochs: int, script: Path, timeout: f
     }
 
 
-def run_one(case: str, system: str, examples: int, epochs: int, timeout: float, files: dict) -> dict:
-    return run_case(case, [system], examples, epochs, timeout, files)[0]
-
-
 def run_case(case: str, systems: list[str], examples: int, epochs: int, timeout: float, files: dict) -> list[dict]:
     """Each system's result on `case`: each runs in a process of its own, all in lockstep."""
     if "script" in files:  # whole processes, timed from their start: one at a time
@@ -711,24 +707,6 @@ def run_in_lockstep(workers: list[Worker], deadline: float) -> list[dict]:
             if not worker.asking:
                 waiting.remove(worker)
     return [worker.result(deadline) for worker in workers]
-
-
-def wait_until_stopped(pid: int, timeout: float = 10.0) -> None:
-    """Wait until every thread of process `pid` has stopped (SIGSTOP is delivered asynchronously).
-
-    Reads the threads' states in /proc (Linux); where there is no /proc, returns at once."""
-    tasks = Path(f"/proc/{pid}/task")
-    deadline = time.monotonic() + timeout
-    while tasks.exists() and time.monotonic() < deadline:
-        states = []
-        for task in tasks.iterdir():
-            try:
-                states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
-            except (OSError, IndexError):  # a thread that just exited
-                continue
-        if all(state in "tTXZ" for state in states):
-            return
-        time.sleep(0.001)
 
 
 class Worker:
@@ -770,8 +748,10 @@ class Worker:
         except TimeoutError:
             raise RuntimeError(f"{self.name} timed out") from None
         if self.asking:  # stopped till its turn: its threads (a tf.data prefetch) run in no other's
+            from tfgen.processes import wait_until_stopped
+
             self.process.send_signal(signal.SIGSTOP)
-            wait_until_stopped(self.process.pid)
+            wait_until_stopped(self.process.pid, timeout=10)
 
     def give_turn(self) -> None:
         self.process.send_signal(signal.SIGCONT)

@@ -34,5 +34,6 @@ def as_dataset(data):
     them) or a dataset."""
     if isinstance(data, tf.data.Dataset):
         return data
-    slices = tf.data.Dataset.from_tensor_slices
-    return once_per_source("arrays", data, lambda: slices(data))
+    return once_per_source(
+        "arrays", data, lambda: tf.data.Dataset.from_tensor_slices(data)
+    )

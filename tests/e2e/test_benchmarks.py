@@ -46,7 +46,7 @@ def test_a_file_case_trains_fit_on_keras_own_loader_over_the_cases_files(case):
     run = load_module(ROOT / "benchmarks" / "run.py")
     files = run.prepare(case, examples=192, epochs=2)  # the files, written by a process of their own
     try:
-        result = run.run_one(case, "fit_tuned", examples=192, epochs=2, timeout=600, files=files)
+        (result,) = run.run_case(case, ["fit_tuned"], examples=192, epochs=2, timeout=600, files=files)
     finally:
         shutil.rmtree(files["data"])
     assert result["epochs"] == 2 and result["examples_per_second"] > 0

@@ -14,10 +14,11 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from conftest import base_spec, build, read_history, snapshot
+
+from tfgen.processes import wait_until_stopped
 
 pytestmark = pytest.mark.slow
 LOCK = ".tfgen.lock"
@@ -108,20 +109,6 @@ def read_only(folder):
         subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
-def wait_until_stopped(pid: int, timeout: float = 30) -> None:
-    """Return once every thread of process `pid` is stopped (SIGSTOP reaches them one by one)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        states = []
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            with contextlib.suppress(FileNotFoundError):  # a thread that has just ended
-                states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
-        if all(state in ("T", "t") for state in states):
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"process {pid} did not stop within {timeout} s")
-
-
 def test_a_second_run_in_a_live_runs_folder_exits_at_once_naming_the_pid_and_changes_nothing(script, tmp_path):
     out = tmp_path / "run"
     first = subprocess.Popen(
@@ -136,7 +123,8 @@ def test_a_second_run_in_a_live_runs_folder_exits_at_once_naming_the_pid_and_cha
         while not list(out.glob("checkpoints/ckpt-*.index")) and time.monotonic() < deadline:
             time.sleep(0.2)
         first.send_signal(signal.SIGSTOP)  # mid-run, and still: the folder stays as it is
-        wait_until_stopped(first.pid)  # each thread stops in turn: one may finish a write first
+        # Each thread stops in turn: one may finish a write first.
+        assert wait_until_stopped(first.pid, timeout=30), f"process {first.pid} did not stop within 30 s"
         before = snapshot(out)
         second = run(script, "--output-dir", str(out), "--epochs", "3")
         assert_one_line_error(second, str(out), f"pid {first.pid}", "another run")
