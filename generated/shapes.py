@@ -179,8 +179,11 @@ class Trainer(rt.StandardTrainer):
             state_sha256=STATE_SHA256,
         )
 
-    # XLA-compile the step where a GPU is visible (on CPU, oneDNN's convolutions beat XLA's).
-    @tf.function(jit_compile=bool(tf.config.list_physical_devices("GPU")))
+    # XLA-compile the step where a GPU is visible (on CPU, oneDNN's convolutions beat XLA's);
+    # no AutoGraph: the step has no Python control flow over tensors for it to rewrite.
+    @tf.function(
+        jit_compile=bool(tf.config.list_physical_devices("GPU")), autograph=False
+    )
     def train_step(self, features, targets, carried):
         """One update from this replica's part of the global batch."""
         with tf.GradientTape() as tape:

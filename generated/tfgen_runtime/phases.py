@@ -101,6 +101,6 @@ class PhasedTrainer(StandardTrainer):
         step = type(self).train_step
         step = getattr(step, "python_function", step).__get__(self)
         if self.step_jit is not None:
-            step = tf.function(step, jit_compile=self.step_jit)
+            step = tf.function(step, jit_compile=self.step_jit, autograph=False)
         loops = [getattr(StandardTrainer, name).python_function for name in LOOPS]
         return [step, *(tf.function(loop.__get__(self)) for loop in loops)]

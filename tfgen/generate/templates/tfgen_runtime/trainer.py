@@ -143,7 +143,9 @@ class StandardTrainer(abc.ABC):
     def compile_step_if_long(self, steps):
         """XLA-compile `train_step` for a run of `steps` steps, if long enough to repay it."""
         if steps >= COMPILE_FROM_STEPS:
-            self.train_step = tf.function(self.train_step, jit_compile=True)
+            self.train_step = tf.function(
+                self.train_step, jit_compile=True, autograph=False
+            )
             if self.input_wait is not None:
                 self.input_wait.compiled = True
 
@@ -185,16 +187,24 @@ class StandardTrainer(abc.ABC):
         order = tf.range(self.examples)
         if self.seed is not None:  # seeded per epoch: the position is (epoch, step)
             order = tf.random.experimental.stateless_shuffle(order, [self.seed, epoch])
-        carried = carry_out(self.strategy, self.strategy.run(self.start_carry))
+        carried = carry_out(self.strategy, self.on_replicas(self.start_carry))
         for step in tf.range(first_step, first_step + steps):
             args = (order, step, carry_in(self.strategy, carried))
             carried = carry_out(
-                self.strategy, self.strategy.run(self.train_step_on_slice, args=args)
+                self.strategy, self.on_replicas(self.train_step_on_slice, *args)
             )
-        self.strategy.run(
-            self.fold_carry, args=(carry_in(self.strategy, carried), steps)
-        )
+        self.on_replicas(self.fold_carry, carry_in(self.strategy, carried), steps)
         return self.finite_weights()
+
+    def on_replicas(self, function, *args):
+        """`function(*args)` on each replica, as written.
+
+        The functions a step runs hold no Python control flow over tensors, so AutoGraph,
+        which would rewrite each of them on its first trace (about 0.6 s of a run's
+        start), is left out; only the loops over steps are converted.
+        """
+        as_written = tf.autograph.experimental.do_not_convert(function)
+        return self.strategy.run(as_written, args=args)
 
     def train_step_on_slice(self, order, step, carried):
         """Gather this replica's rows of update `step` from the arrays; train on them."""
@@ -209,15 +219,11 @@ class StandardTrainer(abc.ABC):
     @tf.function
     def train_from_iterator(self, iterator, steps):
         """Run `steps` steps in one graph, pulling batches from the iterator; finite weights?"""
-        carried = carry_out(self.strategy, self.strategy.run(self.start_carry))
+        carried = carry_out(self.strategy, self.on_replicas(self.start_carry))
         for _ in tf.range(steps):
             args = (*next(iterator), carry_in(self.strategy, carried))
-            carried = carry_out(
-                self.strategy, self.strategy.run(self.train_step, args=args)
-            )
-        self.strategy.run(
-            self.fold_carry, args=(carry_in(self.strategy, carried), steps)
-        )
+            carried = carry_out(self.strategy, self.on_replicas(self.train_step, *args))
+        self.on_replicas(self.fold_carry, carry_in(self.strategy, carried), steps)
         return self.finite_weights()
 
     def start_carry(self):
@@ -237,9 +243,9 @@ class StandardTrainer(abc.ABC):
         state = {k: v for k, v in carried.items() if k != "metrics"}
         self.state.fold(state, self.optimizer, steps)
 
-    @tf.function
+    @tf.function(autograph=False)
     def distributed_test_step(self, features, targets):
-        self.strategy.run(self.test_step, args=(features, targets))
+        self.on_replicas(self.test_step, features, targets)
 
     def evaluate(self, validation):
         """Run the validation set; return its `val_` history values."""
