@@ -125,7 +125,7 @@ def test_steps_per_execution_gives_the_same_weights_as_one_step(build_spec, tmp_
 
 def test_jit_compile_true_runs_on_one_device(build_spec, tmp_path):
     script = build_spec(base_spec(train={"epochs": 2, "jit_compile": True}), stem="jit")
-    assert "@tf.function(jit_compile=True)\n    def train_step" in script.read_text()
+    assert "@tf.function(jit_compile=True, autograph=False)\n    def train_step" in script.read_text()
     history = load_module(script).main(["--output-dir", str(tmp_path / "jit")])
     assert history[-1]["loss"] < history[0]["loss"]
 
