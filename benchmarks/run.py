@@ -52,7 +52,9 @@ STREAMED = ["fit_default", "fit_tuned", "tfgen"]  # the limit and the naive loop
 # script (default: synthetic arrays, in memory); `systems` when not all of them apply. More epochs
 # where one epoch tells least: this machine's speed has two modes ~2.5x apart that switch within
 # seconds, and a median of the MLP cases' ~1 s epochs needs 16 of them to land in the common mode
-# for every system; `cnn_mixed`'s few epochs compare two XLA-compiled float16 steps doing the same work.
+# for every system (24 for the streamed .npz, whose runs of slow epochs last several, and for
+# `sequences`, whose 0.3 s epochs ranged 8.6k-29.6k examples/s in one process); `cnn_mixed`'s few
+# epochs compare two XLA-compiled float16 steps doing the same work.
 CASES = {
     "mlp": {
         "spec": "specs/mnist.yaml",
@@ -96,7 +98,7 @@ CASES = {
         "examples": 60000,
         "batch": 32,
         "precision": "float32",
-        "epochs": 16,
+        "epochs": 24,
         "source": "npz",
         "systems": STREAMED,
     },
@@ -106,7 +108,7 @@ CASES = {
         "examples": 8192,
         "batch": 32,
         "precision": "float32",
-        "epochs": 8,
+        "epochs": 24,
         "source": "sequences",
         "systems": STREAMED,
     },
