@@ -683,11 +683,30 @@ def run_from_start(case: str, system: str, epochs: int, script: Path, timeout: f
     }
 
 
+# A result's figures that are the median over its rounds.
+ROUND_MEDIANS = (
+    "examples_per_second",
+    "first_step_seconds",
+    "peak_rss_mb",
+    "rss_growth_mb",
+    "rss_after_warmup_mb",
+    "first_epoch_seconds",
+    "run_seconds",
+)
+
+
+def medians(items: list[dict], keys: tuple[str, ...]) -> dict:
+    """The first of `items`, each of `keys` it has replaced by the median over all of them."""
+    merged = dict(items[0])
+    for key in keys:
+        if merged.get(key) is not None:
+            merged[key] = statistics.median(item[key] for item in items)
+    return merged
+
+
 def median_start(items: list[dict]) -> dict:
     """One system's processes timed from their start, as one result: the median of each figure."""
-    merged = dict(items[0])
-    for key in ("first_epoch_seconds", "run_seconds"):
-        merged[key] = statistics.median(item[key] for item in items)
+    merged = medians(items, ("first_epoch_seconds", "run_seconds"))
     merged["starts_first_epoch_seconds"] = [item["first_epoch_seconds"] for item in items]
     return merged
 
@@ -1104,20 +1123,10 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(path if path.is_dir() else path.parent, ignore_errors=True)
     results = []
     for items in runs.values():
-        merged = dict(items[0])
-        for key in (
-            "examples_per_second",
-            "first_step_seconds",
-            "peak_rss_mb",
-            "rss_growth_mb",
-            "rss_after_warmup_mb",
-            "first_epoch_seconds",
-            "run_seconds",
-        ):
+        merged = medians(items, ROUND_MEDIANS)
+        for key in ("examples_per_second", "first_epoch_seconds"):  # kept for each round's ratio
             if merged.get(key) is not None:
-                merged[key] = statistics.median(item[key] for item in items)
-                if key in ("examples_per_second", "first_epoch_seconds"):  # kept for each round's ratio
-                    merged[f"rounds_{key}"] = [item[key] for item in items]
+                merged[f"rounds_{key}"] = [item[key] for item in items]
         if "epoch_examples_per_second" in merged:
             merged["epoch_examples_per_second"] = [item["epoch_examples_per_second"] for item in items]
         merged["rounds"] = len(items)

@@ -12,7 +12,7 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from .errors import UserError
-from .trainer import StandardTrainer
+from .trainer import StandardTrainer, compiled_step
 
 LOOPS = ("train_from_iterator", "train_from_memory")
 
@@ -101,6 +101,6 @@ class PhasedTrainer(StandardTrainer):
         step = type(self).train_step
         step = getattr(step, "python_function", step).__get__(self)
         if self.step_jit is not None:
-            step = tf.function(step, jit_compile=self.step_jit, autograph=False)
+            step = compiled_step(step, jit_compile=self.step_jit)
         loops = [getattr(StandardTrainer, name).python_function for name in LOOPS]
         return [step, *(tf.function(loop.__get__(self)) for loop in loops)]

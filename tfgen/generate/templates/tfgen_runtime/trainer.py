@@ -143,9 +143,7 @@ class StandardTrainer(abc.ABC):
     def compile_step_if_long(self, steps):
         """XLA-compile `train_step` for a run of `steps` steps, if long enough to repay it."""
         if steps >= COMPILE_FROM_STEPS:
-            self.train_step = tf.function(
-                self.train_step, jit_compile=True, autograph=False
-            )
+            self.train_step = compiled_step(self.train_step, jit_compile=True)
             if self.input_wait is not None:
                 self.input_wait.compiled = True
 
@@ -274,6 +272,12 @@ class StandardTrainer(abc.ABC):
             speed = steps * self.examples_per_update / (trained - started)
             values["examples_per_second"] = speed
         return values
+
+
+def compiled_step(step, jit_compile):
+    """`step` as a tf.function (XLA-compiled if `jit_compile`), run as written: without
+    AutoGraph, as `on_replicas` runs the functions a step calls."""
+    return tf.function(step, jit_compile=jit_compile, autograph=False)
 
 
 def reset(metrics):
