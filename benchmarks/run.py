@@ -690,6 +690,7 @@ ROUND_MEDIANS = (
     "peak_rss_mb",
     "rss_growth_mb",
     "rss_after_warmup_mb",
+    "rss_growth_10_epochs_mb",
     "first_epoch_seconds",
     "run_seconds",
 )
@@ -1127,8 +1128,9 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("examples_per_second", "first_epoch_seconds"):  # kept for each round's ratio
             if merged.get(key) is not None:
                 merged[f"rounds_{key}"] = [item[key] for item in items]
-        if "epoch_examples_per_second" in merged:
-            merged["epoch_examples_per_second"] = [item["epoch_examples_per_second"] for item in items]
+        for key in ("epoch_examples_per_second", "starts_first_epoch_seconds"):  # each round's list
+            if key in merged:
+                merged[key] = [item[key] for item in items]
         merged["rounds"] = len(items)
         results.append(merged)
     kept: list[dict] = []
