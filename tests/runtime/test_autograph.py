@@ -24,6 +24,7 @@ LOOPS = {
     "StandardTrainer.finite_weights",
     "carry_in",
     "carry_out",
+    "read_if",
 }
 
 RECORD_CONVERSIONS = """
