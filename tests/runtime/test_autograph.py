@@ -24,7 +24,6 @@ LOOPS = {
     "StandardTrainer.finite_weights",
     "carry_in",
     "carry_out",
-    "read_if",
 }
 
 RECORD_CONVERSIONS = """

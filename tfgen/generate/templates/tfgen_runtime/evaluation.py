@@ -4,8 +4,8 @@ import json
 
 from .errors import UserError
 from .files import FileExamples, first_examples
+from .report import reset
 from .run_dir import write_whole
-from .trainer import reset
 
 TEST_FILE = "test.json"
 

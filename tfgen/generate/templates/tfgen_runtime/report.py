@@ -34,3 +34,9 @@ def epoch_line(row, epochs):
         parts.append(f"{key}: {shown}")
     parts.append(f"lr: {row['lr']:.3g}")
     return " - ".join(parts)
+
+
+def reset(metrics):
+    """Reset every metric of a dict of them."""
+    for metric in metrics.values():
+        metric.reset_state()

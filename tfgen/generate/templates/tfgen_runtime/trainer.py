@@ -10,7 +10,7 @@ import tensorflow as tf
 from .carry import carried_metrics, carry_in, carry_out, fold_metrics, metric_states
 from .errors import UserError
 from .input_wait import InputWait
-from .report import metric_values
+from .report import metric_values, reset
 
 IN_MEMORY_BUDGET_BYTES = 2**30  # larger training arrays stream through tf.data
 COMPILE_FROM_STEPS = 1000  # XLA: ~1 s to compile; 0.25-0.8 ms a step saved (CPU)
@@ -218,12 +218,15 @@ class StandardTrainer(abc.ABC):
     def train_from_iterator(self, iterator, steps):
         """Run `steps` steps in one graph, pulling batches from the iterator; finite weights?
 
-        Each step's batch is read while the step before it runs, as `fit` reads them: the
-        read does not wait for the step, so the two overlap (a small model fed from tf.data
-        trained 17% faster). No batch is read after the last step's.
+        Each batch is read while the step before it runs (the two overlap), as `fit` reads
+        them; none is read after the last step's.
         """
         carried = carry_out(self.strategy, self.on_replicas(self.start_carry))
         nothing = tf.experimental.Optional.empty(iterator.element_spec)
+
+        def read_if(condition, otherwise):
+            """The next batch (an Optional) if `condition`, else `otherwise`."""
+            return tf.cond(condition, iterator.get_next_as_optional, lambda: otherwise)
 
         def more(step, carried, upcoming):
             return step < steps
@@ -231,9 +234,9 @@ class StandardTrainer(abc.ABC):
         def train(step, carried, upcoming):
             args = (*upcoming.get_value(), carry_in(self.strategy, carried))
             carried = carry_out(self.strategy, self.on_replicas(self.train_step, *args))
-            return step + 1, carried, read_if(step + 1 < steps, iterator, upcoming)
+            return step + 1, carried, read_if(step + 1 < steps, upcoming)
 
-        first = (tf.constant(0), carried, read_if(steps > 0, iterator, nothing))
+        first = (tf.constant(0), carried, read_if(steps > 0, nothing))
         _, carried, _ = tf.while_loop(more, train, first)
         self.on_replicas(self.fold_carry, carry_in(self.strategy, carried), steps)
         return self.finite_weights()
@@ -288,18 +291,7 @@ class StandardTrainer(abc.ABC):
         return values
 
 
-def read_if(condition, iterator, otherwise):
-    """The iterator's next batch as an Optional if `condition`, else `otherwise`."""
-    return tf.cond(condition, iterator.get_next_as_optional, lambda: otherwise)
-
-
 def compiled_step(step, jit_compile):
     """`step` as a tf.function (XLA-compiled if `jit_compile`), run as written: without
     AutoGraph, as `on_replicas` runs the functions a step calls."""
     return tf.function(step, jit_compile=jit_compile, autograph=False)
-
-
-def reset(metrics):
-    """Reset every metric of a dict of them."""
-    for metric in metrics.values():
-        metric.reset_state()
