@@ -420,6 +420,12 @@ def run_worker(
 ) -> dict:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     case = CASES[case_name]
+    if case["precision"] == "mixed_float16":
+        # Every system alike, before TensorFlow loads: on a CPU with AVX-512 FP16 (the Intel
+        # machines here) oneDNN's float16 kernels ran the CIFAR step ~10x slower than without them,
+        # and one system's round of `cnn_mixed` passed 30 minutes. Where the CPU has no AVX-512,
+        # oneDNN leaves float16 to TensorFlow's own kernels anyway, as this does everywhere.
+        os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
     folder = script.parent if script else Path(tempfile.mkdtemp(prefix="tfgen-bench-"))
     spec = benchmark_spec(case, examples, epochs, data)
     module = build_module(spec, folder, script)
