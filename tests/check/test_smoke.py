@@ -15,6 +15,7 @@ from conftest import ROOT, SPECS, base_spec, run_tfgen, snapshot, tfgen_here
 
 from tfgen.check.smoke import Runner, Smoke, first_error, judge
 from tfgen.cli import main
+from tfgen.generate.build import load_spec
 from tfgen.spec.loader import load_text
 from tfgen.spec.validate import validate
 
@@ -303,3 +304,17 @@ def test_scripts_run_on_the_cpu_as_one_local_worker(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     env = Runner(steps=2, timeout=10).env
     assert "TF_CONFIG" not in env and env["CUDA_VISIBLE_DEVICES"] == "-1"
+
+
+@pytest.mark.parametrize("set_by_user", [False, True])
+def test_mixed_float16_scripts_run_without_onednn_unless_the_environment_says(monkeypatch, set_by_user):
+    if set_by_user:
+        monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "1")
+    else:
+        monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
+    runner = Runner(steps=2, timeout=10)
+    mixed = load_spec(ROOT / "specs" / "cifar.yaml", []).spec
+    float32 = load_spec(ROOT / "specs" / "digits.yaml", []).spec
+    assert (mixed.precision, float32.precision) == ("mixed_float16", "float32")
+    assert runner.env_for(mixed).get("TF_ENABLE_ONEDNN_OPTS") == ("1" if set_by_user else "0")
+    assert runner.env_for(float32) == runner.env
