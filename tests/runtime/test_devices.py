@@ -73,3 +73,17 @@ def test_cpu_replicas_must_be_a_positive_whole_number(build_spec, tmp_path, valu
     result = run_script(script, tmp_path, "--cpu-replicas", value, timeout=90)
     assert result.returncode == 2
     assert "is not a whole number >= 1" in result.stderr.splitlines()[-1]
+
+
+@pytest.mark.parametrize("precision", ["mixed_float16", "float32"])
+def test_mixed_float16_without_a_gpu_says_it_is_slower_here(build_spec, tmp_path, precision):
+    script = build_spec(base_spec(precision=precision), stem=precision)
+    result = run_script(script, tmp_path, timeout=180)
+    assert result.returncode == 0, result.stderr[-2000:]
+    warnings = [line for line in result.stderr.splitlines() if "mixed_float16 with no GPU" in line]
+    expected = (
+        "warning: mixed_float16 with no GPU visible: on a CPU float16 is slower than float32"
+        " (`precision: float32` there); with AVX-512 FP16, oneDNN's float16 kernels ran a CNN"
+        " ~10x slower (TF_ENABLE_ONEDNN_OPTS=0 turns them off)"
+    )
+    assert warnings == ([] if precision == "float32" else [expected])

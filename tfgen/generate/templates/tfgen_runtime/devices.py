@@ -1,5 +1,8 @@
 """The devices a strategy runs on: checked to exist, or split from the CPU for testing."""
 
+import sys
+
+import keras
 import tensorflow as tf
 
 from .errors import UserError
@@ -36,3 +39,17 @@ def existing_device(name):
         if other.device_type == wanted_type and other.device_index == wanted_index:
             return name
     raise UserError(f"no device {name} here; the devices are {', '.join(found)}")
+
+
+def warn_if_float16_on_cpu():
+    """One line when `mixed_float16` computes on a CPU (no GPU visible): slower there."""
+    if keras.mixed_precision.global_policy().name != "mixed_float16":
+        return
+    if tf.config.list_logical_devices("GPU"):
+        return
+    slower = (
+        "on a CPU float16 is slower than float32 (`precision: float32` there); with "
+        "AVX-512 FP16, oneDNN's float16 kernels ran a CNN ~10x slower "
+        "(TF_ENABLE_ONEDNN_OPTS=0 turns them off)"
+    )
+    print(f"warning: mixed_float16 with no GPU visible: {slower}", file=sys.stderr)
