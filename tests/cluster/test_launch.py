@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 from conftest import ROOT, import_blocker
 
 from tfgen.cli import main
+from tfgen.cluster.launch import Group, say
 
 # A worker that reports its TF_CONFIG, then does what argv[1] says.
 TOY = """
@@ -357,4 +360,27 @@ def test_a_stop_signal_to_the_launcher_ends_the_workers_through_their_sigterm_sa
     assert "[0] saved 0" in out and "[1] saved 1" in out
     assert (
         f"{received.name}: asking every worker to save and stop ({forwarded.name} to each, SIGKILL after 10 s)" in err
+    )
+
+
+class SlowOutput(io.StringIO):
+    """An output where each write takes a moment, as a busy terminal's may."""
+
+    def write(self, text):
+        time.sleep(0.0005)
+        return super().write(text)
+
+
+def test_the_launchers_own_lines_never_split_a_workers_line(monkeypatch):
+    output = SlowOutput()
+    monkeypatch.setattr(sys, "stderr", output)
+    worker_lines = io.BytesIO(b"".join(b"a line on stderr from 0\n" for _ in range(200)))
+    pump = threading.Thread(target=Group(command=[], hosts=[], indices=[]).copy, args=(0, worker_lines, output))
+    pump.start()
+    for number in range(200):
+        say(f"message {number}")
+    pump.join()
+    lines = output.getvalue().splitlines()
+    assert sorted(lines) == sorted(
+        ["[0] a line on stderr from 0"] * 200 + [f"tfgen launch: message {n}" for n in range(200)]
     )

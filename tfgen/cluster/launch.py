@@ -26,6 +26,11 @@ from pathlib import Path
 from tfgen.errors import UsageError
 from tfgen.processes import kill_group
 
+# One line at a time on our output: the workers' lines (copied by a thread per stream) and the
+# launcher's own (`say`; print writes a line's text and its end apart, and another thread's line
+# fell between them).
+OUTPUT_LOCK = threading.Lock()
+
 POLL_SECONDS = 0.1
 PUMP_SECONDS = 5.0  # how long a stopped group's output may take to drain (a process outside it may hold it)
 # What the launcher forwards for each signal it stops on: Ctrl-C as Ctrl-C; a stop request (SIGTERM),
@@ -98,7 +103,6 @@ class Group:
     indices: list[int]
     processes: dict[int, subprocess.Popen] = field(default_factory=dict)
     pumps: list[threading.Thread] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self) -> None:
         for index in self.indices:
@@ -118,7 +122,7 @@ class Group:
         """Copy a worker's output to ours, line by line, each line prefixed with `[index] `."""
         for raw in iter(stream.readline, b""):
             line = raw.decode("utf-8", errors="replace").rstrip("\n")
-            with self.lock:
+            with OUTPUT_LOCK:
                 try:
                     sink.write(f"[{index}] {line}\n")
                     sink.flush()
@@ -176,7 +180,7 @@ class Interrupts:
 
 def say(message: str) -> None:
     # Our terminal may be gone (SIGHUP): the workers still need stopping.
-    with contextlib.suppress(OSError, ValueError):
+    with OUTPUT_LOCK, contextlib.suppress(OSError, ValueError):
         print(f"tfgen launch: {message}", file=sys.stderr, flush=True)
 
 
