@@ -119,6 +119,7 @@ def build_model():
     """The network: shared layers, then one head per output; outputs are keyed by name."""
     # Layers compute in float16 (variables stay float32); the heads in float32.
     keras.mixed_precision.set_global_policy("mixed_float16")
+    rt.warn_if_float16_on_cpu()  # float16 is for GPUs: on a CPU it is slower than float32
     inputs = {k: keras.Input(f.shape, dtype=f.dtype, name=k) for k, f in INPUTS.items()}
     x = inputs["image"]
     x = keras.layers.Rescaling(scale=0.00392156862745098)(x)

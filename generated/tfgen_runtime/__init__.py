@@ -5,7 +5,7 @@ Scripts `import tfgen_runtime as rt` and use the names below; each module holds 
 concern:
 
 - `cli`: the command line, and `run`, which makes a user's mistake one line
-- `devices`: the devices a strategy runs on
+- `devices`: the devices a strategy runs on, and a warning for float16 on a CPU
 - `errors`: `UserError`
 - `imports`: the user's functions a spec names
 - `custom`: the user's own losses made per-example, a builder's one-tensor model keyed
@@ -60,7 +60,7 @@ from .data import (
     split_arrays,
     synthetic_arrays,
 )
-from .devices import existing_device, mirrored_devices
+from .devices import existing_device, mirrored_devices, warn_if_float16_on_cpu
 from .errors import UserError
 from .evaluation import checked_test_data, evaluate_test
 from .exports import export
@@ -153,6 +153,7 @@ __all__ = [
     "synthetic_arrays",
     "text_folder",
     "variable_path",
+    "warn_if_float16_on_cpu",
     "weigh_losses",
     "with_sample_weights",
 ]

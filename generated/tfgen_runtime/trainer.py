@@ -9,7 +9,6 @@ import keras
 import tensorflow as tf
 
 from .carry import carried_metrics, carry_in, carry_out, fold_metrics, metric_states
-from .devices import warn_if_float16_on_cpu
 from .errors import UserError
 from .input_wait import InputWait
 from .report import metric_values, reset
@@ -90,7 +89,6 @@ class StandardTrainer(abc.ABC):
     def use_data(self, train, placement, most_steps=None):
         """Keep the training data (in memory where it may); return an epoch's steps."""
         self.require_attributes()
-        warn_if_float16_on_cpu()
         self.train = train
         self.in_memory = placement == "memory"
         if placement == "auto" and not isinstance(train, tf.data.Dataset):

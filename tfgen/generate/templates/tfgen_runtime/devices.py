@@ -1,8 +1,8 @@
-"""The devices a strategy runs on: checked to exist, or split from the CPU for testing."""
+"""The devices a strategy runs on: checked to exist, or split from the CPU for testing;
+and what float16 costs where there is no GPU."""
 
 import sys
 
-import keras
 import tensorflow as tf
 
 from .errors import UserError
@@ -42,9 +42,7 @@ def existing_device(name):
 
 
 def warn_if_float16_on_cpu():
-    """One line when `mixed_float16` computes on a CPU (no GPU visible): slower there."""
-    if keras.mixed_precision.global_policy().name != "mixed_float16":
-        return
+    """One line when float16 computes on a CPU (no GPU visible): slower there."""
     if tf.config.list_logical_devices("GPU"):
         return
     slower = (
