@@ -57,32 +57,16 @@ def rss_by_epoch(data: Path, system: str, epochs: int) -> None:
 def lockstep(data: Path, epochs: int) -> None:
     """The loop in each of VARIANTS' environments, in turns; growth and fast-mode speed."""
     with tempfile.TemporaryDirectory() as folder, contextlib.ExitStack() as stack:
-        workers = []
-        for index, (name, settings) in enumerate(VARIANTS.items()):
-            command = [sys.executable, run.__file__, "--worker", CASE, "tfgen", "--examples", str(EXAMPLES)]
-            command += ["--epochs", str(epochs), "--data", str(data)]
-            outputs = [stack.enter_context(tempfile.TemporaryFile("w+")) for _ in ("stdout", "stderr")]
-            with environment(settings):  # the worker's process takes it as it starts
-                worker = run.Worker(name, command, Path(folder, str(index)), *outputs)
-            workers.append(stack.enter_context(worker))
+        workers = [
+            run.start_worker(stack, Path(folder, str(index)), CASE, "tfgen", EXAMPLES, epochs, data, env=settings)
+            for index, settings in enumerate(VARIANTS.values())
+        ]
         results = run.run_in_lockstep(workers, time.monotonic() + 3600)
     for name, result in zip(VARIANTS, results, strict=True):
         fast = [speed for speed in result["epoch_examples_per_second"][1:] if speed > FAST_FROM]
         growth = result["rss_growth_10_epochs_mb"] / result["rss_after_warmup_mb"]
         mean = statistics.mean(fast) if fast else float("nan")
         print(f"{name:32} RSS growth over 10 epochs {growth:5.1%}; fast epochs: {len(fast)}, mean {mean:,.0f}/s")
-
-
-@contextlib.contextmanager
-def environment(settings: dict):
-    """os.environ with `settings`, restored after."""
-    saved = dict(os.environ)
-    os.environ.update(settings)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 def main() -> None:

@@ -729,16 +729,31 @@ def run_case(
             for system in systems:
                 runs[system].append(run_from_start(case, system, epochs, files["script"], timeout))
         return [median_start(items) for items in runs.values()]
-    extra = ["--data", str(files["data"])] if "data" in files else []
     with tempfile.TemporaryDirectory(prefix="tfgen-turns-") as folder, contextlib.ExitStack() as stack:
-        workers = []
-        for index, system in enumerate(systems):
-            command = [sys.executable, __file__, "--worker", case, system, "--examples", str(examples)]
-            command += ["--epochs", str(epochs), *extra]
-            # Output to files: a full pipe would block a worker while it waits for its turn.
-            outputs = [stack.enter_context(tempfile.TemporaryFile("w+")) for _ in ("stdout", "stderr")]
-            workers.append(stack.enter_context(Worker(f"{case}/{system}", command, Path(folder, str(index)), *outputs)))
+        workers = [
+            start_worker(stack, Path(folder, str(index)), case, system, examples, epochs, files.get("data"))
+            for index, system in enumerate(systems)
+        ]
         return run_in_lockstep(workers, time.monotonic() + timeout)
+
+
+def start_worker(
+    stack: contextlib.ExitStack,
+    address: Path,
+    case: str,
+    system: str,
+    examples: int,
+    epochs: int,
+    data: Path | None,
+    env: dict | None = None,
+) -> Worker:
+    """`system`'s worker process on `case`, asking its turns at `address`, closed with `stack`;
+    `env`: more of its environment."""
+    command = [sys.executable, __file__, "--worker", case, system, "--examples", str(examples)]
+    command += ["--epochs", str(epochs), *(["--data", str(data)] if data else [])]
+    # Output to files (a full pipe would block a worker while it waits for its turn), closed by `stack`.
+    outputs = [stack.enter_context(tempfile.TemporaryFile("w+")) for _ in ("stdout", "stderr")]  # noqa: SIM115
+    return stack.enter_context(Worker(f"{case}/{system}", command, address, *outputs, env=env))
 
 
 def run_in_lockstep(workers: list[Worker], deadline: float) -> list[dict]:
@@ -760,7 +775,7 @@ class Worker:
     """A worker process (`command`: `--worker` by `run_case`), and the socket it asks its turns on
     (`Turns`); its standard output's last line is its result."""
 
-    def __init__(self, name: str, command: list[str], address: Path, stdout, stderr):
+    def __init__(self, name: str, command: list[str], address: Path, stdout, stderr, env: dict | None = None):
         self.name = name
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(str(address))
@@ -774,7 +789,7 @@ class Worker:
             stdout=self.stdout,
             stderr=self.stderr,
             text=True,
-            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", TURNS_ENV: str(address)},
+            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", **(env or {}), TURNS_ENV: str(address)},
         )
 
     def wait_for_ask(self, deadline: float) -> None:

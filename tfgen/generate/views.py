@@ -340,6 +340,12 @@ class PrecisionView:
     def compute_dtype(self) -> str:
         return (self.policy or "float32").removeprefix("mixed_")
 
+    @property
+    def warns_without_gpu(self) -> bool:
+        """float16 is for GPUs: on a CPU it is slower than float32 (~10x with oneDNN's kernels
+        on AVX-512 FP16), and the script says so when no GPU is visible."""
+        return self.policy == "mixed_float16"
+
 
 @dataclass
 class DistributionView:
