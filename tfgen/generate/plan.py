@@ -87,6 +87,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
         precision=PrecisionView(
             policy=None if spec.precision == "float32" else spec.precision,
             loss_scaling=spec.precision == "mixed_float16",
+            warns_without_gpu=spec.precision == "mixed_float16",
             check_builder_outputs=spec.precision != "float32" and spec.model.builder is not None,
         ),
         distribution=DistributionView(

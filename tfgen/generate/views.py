@@ -334,17 +334,12 @@ class OptimizerView:
 class PrecisionView:
     policy: str | None  # None: float32
     loss_scaling: bool
+    warns_without_gpu: bool  # float16 is for GPUs: on a CPU the script says it is slower there
     check_builder_outputs: bool  # a builder model must give float32 outputs
 
     @property
     def compute_dtype(self) -> str:
         return (self.policy or "float32").removeprefix("mixed_")
-
-    @property
-    def warns_without_gpu(self) -> bool:
-        """float16 is for GPUs: on a CPU it is slower than float32 (~10x with oneDNN's kernels
-        on AVX-512 FP16), and the script says so when no GPU is visible."""
-        return self.policy == "mixed_float16"
 
 
 @dataclass
