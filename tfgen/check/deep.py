@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +19,9 @@ from typing import Any
 
 from tfgen.check.csv_header import csv_problems
 from tfgen.check.data_folders import folder_issues
-from tfgen.check.deep_applications import DEEP_RUNTIME
+from tfgen.check.deep_applications import deep_runtime
 from tfgen.check.deep_custom import custom_names, keyed, metric_params
+from tfgen.check.deep_phases import phase_problems
 from tfgen.check.deep_strings import strings_misused
 from tfgen.check.head_rules import (
     BINARY,
@@ -75,6 +77,8 @@ def deep_validate(doc: Located, spec: Spec, spec_dir: Path, trust: bool = False)
             summary = checker.run()
         finally:
             keras.mixed_precision.set_global_policy(policy)
+    for warning in sorted(set(checker.warnings)):
+        print(warning, file=sys.stderr)
     if checker.issues:
         raise SpecError(checker.issues)
     return DeepResult(summary)
@@ -92,13 +96,18 @@ class _Deep:
     def __init__(self, keras, doc: Located, spec: Spec, spec_dir: Path, trust: bool = False):
         self.keras, self.doc, self.spec, self.spec_dir = keras, doc, spec, spec_dir
         self.trust = trust  # import any module the spec names (modules.import_function)
-        self.issues = []
+        self.issues, self.warnings = [], []
+        self.built: dict[Loc, Any] = {}  # each model layer item's layer (a backbone: its apply)
         self.graph_outputs: dict[str, Any] = {}  # a builder model's own output tensors, by name
         self.adapted: dict[str, int] = {}  # adapted layers named as the planner names them
         self.preprocessed: Any = None  # the model input that `preprocess` gives (None: as declared)
 
     def fail(self, loc: Loc, message: str) -> None:
         self.issues.append(self.doc.issue(loc, message))
+
+    def warn(self, loc: Loc, message: str) -> None:
+        """A warning line: what the script will do may not be what the spec means."""
+        self.warnings.append(self.doc.issue(loc, f"warning: {message}"))
 
     # --- constructing ------------------------------------------------------------------------
 
@@ -142,7 +151,7 @@ class _Deep:
                 if x is not None:
                     x = self.apply(self.keras.layers.Add(), [shortcut, x], (*loc, i), "residual: Add")
                 continue
-            layer = self.layer(item, (*loc, i))
+            layer = self.built[(*loc, i)] = self.layer(item, (*loc, i))
             x = self.no_strings(item, x, (*loc, i))
             x = None if layer is None or x is None else self.apply(layer, x, (*loc, i), item.type)
         return x
@@ -156,7 +165,8 @@ class _Deep:
 
     def layer(self, item: KerasObject, loc: Loc) -> Any:
         if isinstance(item, ApplicationSpec):
-            return self.evaluate(application_call(item), loc, item.type, rt=DEEP_RUNTIME)
+            rt = deep_runtime(lambda message: self.warn(loc, f"{item.type}: {message}"))
+            return self.evaluate(application_call(item), loc, item.type, rt=rt)
         stats = ADAPTABLE.get(item.type)
         adapted = getattr(item, "adapt_batches", None)
         if stats and not any(arg in item.args for arg in stats) and not adapted:
@@ -189,6 +199,8 @@ class _Deep:
         for name in output_names(spec):
             self.head(name, outputs.get(name) if outputs else None)
         self.optimizer(model)
+        for loc, message in phase_problems(spec, self.built) if model is not None else ():
+            self.fail(loc, message)
         if model is None and not self.issues:  # every way to lose the model records why; keep it so
             self.fail(("model",), "the model could not be built")
         return "" if model is None else summary_table(model)

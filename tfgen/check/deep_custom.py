@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from tfgen.spec import catalog
@@ -17,16 +17,21 @@ from tfgen.spec.custom_objects import local_name, references_in
 RUNTIME_NAME = "_tfgen_deep_runtime"  # the support package, under a name of its own
 
 
-@lru_cache(maxsize=1)
-def runtime():
-    """The support module the scripts call as `rt.per_example_loss` and `rt.keyed_inputs`
-    (tfgen's copy of `tfgen_runtime/custom.py`, imported alone: not the whole package)."""
+@cache
+def runtime_module(name: str):
+    """One module of the scripts' support package (tfgen's copy of `tfgen_runtime/<name>.py`,
+    imported with what it imports: not the whole package)."""
     from tfgen.generate.render import templates_dir
 
     package = types.ModuleType(RUNTIME_NAME)
     package.__path__ = [str(templates_dir() / "tfgen_runtime")]
     sys.modules.setdefault(RUNTIME_NAME, package)
-    return importlib.import_module(f"{RUNTIME_NAME}.custom")
+    return importlib.import_module(f"{RUNTIME_NAME}.{name}")
+
+
+def runtime():
+    """The support module the scripts call as `rt.per_example_loss` and `rt.keyed_inputs`."""
+    return runtime_module("custom")
 
 
 def custom_names(checker, obj: Any, loc: tuple) -> dict[str, Any] | None:

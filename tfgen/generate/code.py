@@ -121,6 +121,8 @@ def application_call(item: ApplicationSpec) -> str:
         parts.append(f"name={literal(item.name)}")
     if not item.trainable:
         parts.append("trainable=False")
+    if item.batchnorm is not None:
+        parts.append(f"batchnorm={literal(item.batchnorm)}")
     if item.args:
         parts.append(f"arguments={literal(item.args)}")
     return f"rt.application({', '.join(parts)})"

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import Any
+
 from tfgen.generate.code import literal
-from tfgen.spec.custom_objects import local_name, references_in, spec_objects
+from tfgen.spec.custom_objects import is_custom, local_name, references_in, spec_objects
+from tfgen.spec.loader import dotted
 from tfgen.spec.models import Spec
+from tfgen.spec.models.model import Residual
 
 # The top-level names a script with custom losses defines or imports besides the others.
 CUSTOM_NAMES = frozenset(["functools", "build_losses"])
@@ -16,10 +20,12 @@ CUSTOM_NAMES = frozenset(["functools", "build_losses"])
 
 @dataclass(frozen=True)
 class Binding:
-    """`name = rt.function(reference, SPEC_DIR)` at the top of the function that uses it."""
+    """`name = <code>` at the top of the function that uses it: `rt.function(reference,
+    SPEC_DIR)` for a loss (`rt.per_example_loss` makes it), else `rt.own_object(reference,
+    SPEC_DIR, places)`, which names the spec's place of a constructor call that raises."""
 
     name: str
-    reference: str  # a Python literal
+    code: str
 
 
 @dataclass(frozen=True)
@@ -42,7 +48,29 @@ class CustomView:
 def custom_view(spec: Spec) -> CustomView:
     objects = spec_objects(spec)
     bindings = {
-        part: [Binding(local_name(ref), literal(ref)) for _, ref in references_in(located)]
-        for part, located in objects.items()
+        part: [_binding(part, ref, located) for _, ref in references_in(located)] for part, located in objects.items()
     }
     return CustomView(**bindings)
+
+
+def _binding(part: str, reference: str, located: list[tuple[tuple, Any]]) -> Binding:
+    if part == "losses":
+        return Binding(local_name(reference), f"rt.function({literal(reference)}, SPEC_DIR)")
+    places = tuple(dotted(loc) for loc, found in uses(located) if found == reference)
+    return Binding(local_name(reference), f"rt.own_object({literal(reference)}, SPEC_DIR, {literal(places)})")
+
+
+def uses(located: list[tuple[tuple, Any]]) -> list[tuple[tuple, str]]:
+    """(location, reference) of every use of a custom reference among located Keras objects,
+    in the order the script constructs them (a nested object before the one it is given to)."""
+    found = []
+    for loc, item in located:
+        if isinstance(item, Residual):
+            found += uses([((*loc, "residual", i), layer) for i, layer in enumerate(item.residual)])
+            continue
+        name, args = (item.get("type"), item) if isinstance(item, dict) else (item.type, item.args)
+        nested = [((*loc, k), v) for k, v in args.items() if k != "type" and isinstance(v, dict) and "type" in v]
+        found += uses(nested)
+        if is_custom(name):
+            found.append((loc, name))
+    return found

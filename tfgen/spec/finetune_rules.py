@@ -89,8 +89,40 @@ def phase_issues(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                 yield doc.issue(("train", "phases", i, "frozen", j), f"`{name}` names no layer item{hint}")
 
 
+def frozen_items(spec: Spec, frozen: list[str]) -> set[Loc]:
+    """The locations of the layer items a phase freezing `frozen` leaves untrained (with the
+    items frozen for the whole run, `trainable: false`)."""
+    found = set()
+    for loc, item in model_items(spec):
+        group = TRUNK if loc[1] == "layers" else loc[2] if loc[1] == "outputs" else None
+        trainable = item.trainable if isinstance(item, ApplicationSpec) else item.args.get("trainable", True)
+        if group in frozen or item_name(item) in frozen or trainable is False:
+            found.add(loc)
+    return found
+
+
+def trains_nothing(spec: Spec, index: int) -> str:
+    """Why phase `index` cannot run (the script's PhasePlan.trains_nothing says the same)."""
+    first = sum(phase.epochs for phase in spec.train.phases[:index]) + 1
+    last = first + spec.train.phases[index].epochs - 1
+    epochs = f"epoch {first}" if first == last else f"epochs {first}-{last}"
+    return f"the phase freezes every layer that has weights, so {epochs} would train nothing: leave some layer out of `frozen`"
+
+
+def all_frozen_issues(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    """A phase that freezes every layer item (`--deep` and the script also refuse one that
+    leaves only layers without weights, such as Dropout)."""
+    if spec.model.builder is not None:
+        return
+    items = {loc for loc, _ in model_items(spec)}
+    for i, phase in enumerate(spec.train.phases):
+        if items and items <= frozen_items(spec, phase.frozen):
+            yield doc.issue(("train", "phases", i, "frozen"), trains_nothing(spec, i))
+
+
 def finetune_issues(spec: Spec, doc: Located, valid: set[str]) -> Iterator[SpecIssue]:
     """Name and phase issues of the sections that validated."""
     if "model" in valid and "train" in valid:
         yield from name_issues(spec, doc)
         yield from phase_issues(spec, doc)
+        yield from all_frozen_issues(spec, doc)

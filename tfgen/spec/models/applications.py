@@ -3,7 +3,7 @@ family's input preprocessing written as stock Keras layers."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -18,7 +18,7 @@ class ApplicationSpec(StrictModel):
     `keras.applications` model without its top, built on the shape of the tensor it is applied to."""
 
     model_config = StrictModel.model_config | {"strict": False}  # its own arguments are checked apart
-    own_keys: ClassVar[tuple[str, ...]] = ("application", "weights", "name", "trainable")
+    own_keys: ClassVar[tuple[str, ...]] = ("application", "weights", "name", "trainable", "batchnorm")
 
     application: str = Field(
         description="a `keras.applications` constructor (its classifier top is never built)",
@@ -34,6 +34,13 @@ class ApplicationSpec(StrictModel):
         None, description="the backbone's layer name (`train.phases` freeze it by it)", examples=["backbone"]
     )
     trainable: bool = Field(True, description="false: frozen for the whole run", examples=[False])
+    batchnorm: Literal["inference"] | None = Field(
+        None,
+        description="`inference`: the backbone's BatchNormalization layers run in inference mode and are not trained "
+        "(their moving statistics, gamma and beta stay as loaded) while its other weights train, in every phase, as "
+        "Keras's transfer-learning guide keeps them; null: they follow the backbone's `trainable` and the phases",
+        examples=["inference"],
+    )
     args: dict[str, Any] = Field(
         {},
         description="the constructor's own arguments (`alpha`, `pooling`, ...), written beside `application`",

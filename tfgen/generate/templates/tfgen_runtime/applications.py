@@ -1,17 +1,25 @@
 """`keras.applications` backbones without their top, on the shape of the tensor they take."""
 
+import os
+import warnings
+import zipfile
 from pathlib import Path
+
+import keras
 
 from .errors import UserError
 
 PRETRAINED = (None, "imagenet")  # what Keras's own `weights` argument takes here
 
 
-def application(constructor, *, weights, name=None, trainable=True, arguments=None):
+def application(
+    constructor, *, weights, name=None, trainable=True, batchnorm=None, arguments=None
+):
     """A function that builds the backbone on its input tensor's shape and applies it.
 
     `weights`: "imagenet" (downloaded and cached by Keras on first use), None (random
     initial weights), or the path of a `.weights.h5` or `.keras` file of the same backbone.
+    `batchnorm`: "inference" keeps its BatchNormalization layers in inference mode.
     `arguments`: the constructor's own (`alpha`, `pooling`, ...); `name`: the layer's.
     """
     given = dict(arguments or {})
@@ -19,15 +27,57 @@ def application(constructor, *, weights, name=None, trainable=True, arguments=No
         given["name"] = name
 
     def apply(x):
-        own = weights if weights in PRETRAINED else None
         shape = tuple(x.shape[1:])
-        model = constructor(include_top=False, weights=own, input_shape=shape, **given)
+        model = pretrained(constructor, weights, dict(given, input_shape=shape))
         if weights not in PRETRAINED:
             load_weights(model, weights)
         model.trainable = trainable
+        if batchnorm == "inference":
+            keep_batchnorm_inference(model)
         return model(x)
 
     return apply
+
+
+def pretrained(constructor, weights, arguments):
+    """The backbone, with Keras's `imagenet` weights when asked (UserError if they cannot
+    be downloaded). Keras's warnings are shown only once it is built."""
+    own = weights if weights in PRETRAINED else None
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        try:
+            model = constructor(include_top=False, weights=own, **arguments)
+        except Exception as error:
+            if type(error) is not Exception:  # Keras's download failure is a bare Exception
+                raise
+            raise UserError(download_failed(constructor.__name__, error)) from None
+    for warning in shown:
+        warnings.warn_explicit(
+            warning.message, warning.category, warning.filename, warning.lineno
+        )
+    return model
+
+
+def download_failed(application, error):
+    """What could not be downloaded, where Keras caches weights, and the ways out."""
+    why = str(error).strip().splitlines()[0]
+    home = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
+    models = os.path.join(home, "models")
+    return (
+        f"the imagenet weights of {application} could not be downloaded ({why}); Keras "
+        f"caches them in {models} (KERAS_HOME sets the folder): copy the file there, "
+        "give `weights:` the path of a .weights.h5 or .keras file, or set `weights: null`"
+    )
+
+
+def keep_batchnorm_inference(layer):
+    """`layer`'s BatchNormalization layers in inference mode, untrained (Keras 3:
+    `trainable = False` does both), while its other weights train as `layer` does.
+    Marked, so that a phase that sets `layer.trainable` again keeps them so."""
+    for inner in layer._flatten_layers(include_self=True):
+        if isinstance(inner, keras.layers.BatchNormalization):
+            inner.trainable = False
+    layer.batchnorm_inference = True
 
 
 def load_weights(model, path):
@@ -40,3 +90,15 @@ def load_weights(model, path):
         reason = str(error).strip().splitlines()[0]
         fits = f"does not fit the backbone `{model.name}`"
         raise UserError(f"{path} {fits}: {reason}") from None
+    except (OSError, KeyError, zipfile.BadZipFile) as error:
+        raise UserError(unreadable(path, error)) from None
+
+
+def unreadable(path, error):
+    """Why a weights file that exists could not be read, in one line."""
+    if isinstance(error, zipfile.BadZipFile):
+        return f"{path} is not a .keras file (not a zip archive): save it with model.save"
+    if isinstance(error, KeyError):
+        return f"{path} holds no weights ({error.args[0] if error.args else error})"
+    why = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return f"{path} cannot be read as a .weights.h5 file ({why})"

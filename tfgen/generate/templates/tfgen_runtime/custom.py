@@ -1,11 +1,41 @@
-"""The user's own objects a spec names (`type: "module:Name"`): a loss made per-example, and a
-builder's model that takes one tensor made to take the batches' dict of inputs.
+"""The user's own objects a spec names (`type: "module:Name"`): a class whose constructor
+errors name the spec's place, a loss made per-example, and a builder's model that takes one
+tensor made to take the batches' dict of inputs.
 """
 
 import keras
 import tensorflow as tf
 
 from .errors import UserError
+from .imports import function
+
+
+def own_object(reference, spec_dir, places):
+    """The user's class `reference` (found as `function` finds it), made as the spec's
+    `places` (dotted, in the order the script makes them) name it: a constructor that
+    raises is a UserError naming the place, the class and the error."""
+    return Placed(function(reference, spec_dir), reference, places)
+
+
+class Placed:
+    """A user's class, called as the class; its n-th call makes the object of the n-th
+    place (again from the first when the function that makes them runs again)."""
+
+    def __init__(self, made, reference, places):
+        self.made = made
+        self.reference = reference
+        self.places = places
+        self.calls = 0
+
+    def __call__(self, *args, **kwargs):
+        place = self.places[self.calls % len(self.places)]
+        self.calls += 1
+        try:
+            return self.made(*args, **kwargs)
+        except Exception as error:
+            lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+            why = lines[0] if lines else type(error).__name__
+            raise UserError(f"{place}: {self.reference}: {why}") from error
 
 
 def per_example_loss(loss, arguments=None):
@@ -53,8 +83,9 @@ class PerExample:
         values = tf.convert_to_tensor(self.loss(y_true, y_pred))
         if values.shape.rank == 0:
             raise UserError(
-                f"{self.name} returned one value for the batch: return one loss per example "
-                "(tfgen averages them over the global batch, across replicas)"
+                f"the loss `{self.name}` returned shape [] where per-example losses of "
+                "shape [batch] were expected: return one loss per example (tfgen averages "
+                "them over the global batch, across replicas)"
             )
         if values.shape.rank == 1:
             return values

@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
+from .applications import keep_batchnorm_inference
 from .errors import UserError
 from .trainer import StandardTrainer, compiled_step
 
@@ -38,6 +39,16 @@ class PhasePlan:
             if epoch <= end:
                 return index
         return len(self.phases) - 1
+
+    def trains_nothing(self, index):
+        """Why phase `index` cannot run: it freezes every layer that has weights."""
+        first = sum(phase.epochs for phase in self.phases[:index]) + 1
+        last = first + self.phases[index].epochs - 1
+        epochs = f"epoch {first}" if first == last else f"epochs {first}-{last}"
+        return (
+            f"train.phases.{index}: the phase freezes every layer that has weights, so "
+            f"{epochs} would train nothing: leave some layer out of `frozen`"
+        )
 
     def record(self):
         """The plan as run.json records it."""
@@ -69,12 +80,16 @@ class PhasedTrainer(StandardTrainer):
         self.phase = index
         phase = self.phase_plan.phases[index]
         for name, layer in self.phased_layers.items():
-            layer.trainable = self.given_trainable[name]
+            layer.trainable = self.given_trainable[name]  # sets its inner layers' too
+            if getattr(layer, "batchnorm_inference", False):
+                keep_batchnorm_inference(layer)  # `batchnorm: inference` holds in every phase
         frozen = [self.phased_layers[name] for name in phase.frozen]
         skipped = {id(v) for layer in frozen for v in layer.trainable_variables}
         for layer in frozen:
             layer.trainable = False  # BatchNormalization: inference mode
         self.variables = [v for v in self.all_variables if id(v) not in skipped]
+        if not self.variables:
+            raise UserError(self.phase_plan.trains_nothing(index))
         self.phase_plan.factor.assign(phase.learning_rate_factor)
         if index not in self.compiled:
             self.compiled[index] = self.phase_functions()
