@@ -1,0 +1,85 @@
+"""`tfgen validate --deep` on fine-tuning specs: it warns (a warning line, the spec still valid)
+when a backbone's input is not a size its imagenet weights were trained on, runs Keras's own
+checks of `imagenet` arguments without downloading anything, names a weights file that cannot be
+read, and refuses a phase that leaves only layers without weights to train."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import pytest
+import yaml
+from conftest import base_spec
+
+from tfgen.cli import main
+
+pytestmark = pytest.mark.slow
+
+
+def _deep(tmp_path, spec, capsys, monkeypatch) -> tuple[int, str]:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tuned.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    code = main(["validate", "--deep", "tuned.yaml"])
+    return code, capsys.readouterr().err
+
+
+def _backbone(size=32, **options):
+    backbone = {"application": "MobileNetV2", "name": "backbone", "alpha": 0.35, "pooling": "avg"} | options
+    return base_spec(
+        model={
+            "inputs": {"image": {"shape": [size, size, 3]}},
+            "layers": [backbone],
+            "outputs": {"label": [{"type": "Dense", "units": 3}]},
+        }
+    )
+
+
+def test_deep_warns_when_the_input_size_is_not_one_the_imagenet_weights_were_trained_on(tmp_path, capsys, monkeypatch):
+    code, err = _deep(tmp_path, _backbone(32, weights="imagenet"), capsys, monkeypatch)
+    assert code == 0, err
+    assert err.startswith("tuned.yaml:") and err.count("\n") == 1, err
+    assert "model.layers.0: warning: MobileNetV2: the input is 32x32x3; Keras warns of the imagenet weights: " in err
+    assert "`rows` is not in [96, 128, 160, 192, 224]" in err
+    code, err = _deep(tmp_path, _backbone(96, weights="imagenet"), capsys, monkeypatch)
+    assert (code, err) == (0, "")
+
+
+def test_deep_runs_kerass_checks_of_imagenet_arguments_without_downloading(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path / "keras"))
+    code, err = _deep(tmp_path, _backbone(96, weights="imagenet", alpha=0.3), capsys, monkeypatch)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "model.layers.0: MobileNetV2: If imagenet weights are being loaded, alpha must be one of" in err
+    assert not (tmp_path / "keras" / "models").exists()
+
+
+def test_deep_names_a_weights_file_that_cannot_be_read_and_what_is_wrong(tmp_path, capsys, monkeypatch):
+    (tmp_path / "garbage.keras").write_text("not a zip archive")
+    (tmp_path / "garbage.weights.h5").write_text("not an HDF5 file")
+    with zipfile.ZipFile(tmp_path / "weightless.keras", "w") as archive:
+        archive.writestr("metadata.json", json.dumps({"keras_version": "3.15.0"}))
+        archive.writestr("config.json", "{}")
+    expected = {
+        "garbage.keras": "garbage.keras is not a .keras file (not a zip archive): save it with model.save",
+        "weightless.keras": "weightless.keras holds no weights (There is no item named 'model.weights.h5' in the "
+        "archive)",
+        "garbage.weights.h5": "garbage.weights.h5 cannot be read as a .weights.h5 file (Unable to synchronously open "
+        "file (file signature not found))",
+    }
+    for name, message in expected.items():
+        code, err = _deep(tmp_path, _backbone(32, weights=name), capsys, monkeypatch)
+        assert code == 2 and err.count("\n") == 1, err
+        assert err.endswith(f": model.layers.0: MobileNetV2: {message}\n"), err
+
+
+def test_deep_refuses_a_phase_that_leaves_only_layers_without_weights(tmp_path, capsys, monkeypatch):
+    spec = base_spec(train={"epochs": 2, "phases": [{"epochs": 1}, {"epochs": 1, "frozen": ["body", "label"]}]})
+    spec["model"]["layers"] = [{"type": "Dense", "units": 8, "name": "body"}, {"type": "Dropout", "rate": 0.1}]
+    code, err = _deep(tmp_path, spec, capsys, monkeypatch)
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.endswith(
+        ": train.phases.1.frozen: the phase freezes every layer that has weights, so epoch 2 would train nothing: "
+        "leave some layer out of `frozen`\n"
+    ), err
+    spec["model"]["layers"][1] = {"type": "Dense", "units": 4}
+    assert _deep(tmp_path, spec, capsys, monkeypatch) == (0, "")
