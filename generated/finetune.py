@@ -23,7 +23,7 @@ sys.path.append(str(Path(__file__).resolve().parent))  # tfgen_runtime/ is here
 import tfgen_runtime as rt
 
 SPEC_SHA256 = "7fb046023462a32f012bcb576f975ed72651b038ef2945f10655273e6c02080f"
-STATE_SHA256 = "600b920f29409c654e5aa2607b481d3d1461a909a86f130224fccd8b91dbf926"  # less what a resume may change
+STATE_SHA256 = "7a442e1a74acef35bd14cda9c329d8c1dd4b29e9fea9d0406fe77ce71c2e36a6"  # less what a resume may change
 MADE_BY = {"spec": "specs/finetune.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 3
 OUTPUT_DIR = "runs/finetune"
@@ -155,7 +155,9 @@ def per_example_losses(targets, predictions):
 
 def build_metrics():
     """Fresh metrics keyed by history name (one set for training, one for validation)."""
-    MeanRecall = rt.function("shape_metrics:MeanRecall", SPEC_DIR)
+    MeanRecall = rt.own_object(
+        "shape_metrics:MeanRecall", SPEC_DIR, ("metrics.shape.1",)
+    )
     return {
         "loss": keras.metrics.Mean(name="loss"),
         "sparse_categorical_accuracy": keras.metrics.SparseCategoricalAccuracy(),

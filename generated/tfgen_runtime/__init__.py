@@ -8,7 +8,8 @@ concern:
 - `devices`: the devices a strategy runs on, and a warning for float16 on a CPU
 - `errors`: `UserError`
 - `imports`: the user's functions a spec names
-- `custom`: the user's own losses made per-example, a builder's one-tensor model keyed
+- `custom`: the user's own classes (their errors located), losses made per-example, a
+  builder's one-tensor model keyed
 - `caches`: `cache: true`, one cache per training source for every epoch
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `strings`: string inputs, string labels mapped to their class ids, random strings
@@ -50,7 +51,7 @@ from .class_weights import (
 )
 from .cli import parse_args, positive, run
 from .csv_files import CsvStream, read_csv
-from .custom import keyed_inputs, per_example_loss
+from .custom import keyed_inputs, own_object, per_example_loss
 from .data import (
     Field,
     checked_arrays,
@@ -136,6 +137,7 @@ __all__ = [
     "metric_values",
     "mirrored_devices",
     "named_examples",
+    "own_object",
     "parse_args",
     "per_example_loss",
     "positive",

@@ -144,8 +144,12 @@ def op_error_path(message, why):
 
 
 def first_line(error):
-    """The line of `error` to show: a failed data check's, else its first."""
+    """The line of `error` to show: a failed data check's, else its first (of a UserError
+    raised while a step was traced: its own, not TensorFlow's `in user code:` trace)."""
     lines = str(error).splitlines() or [type(error).__name__]
+    if lines[0].strip() == "in user code:" and isinstance(error, UserError):
+        last = [line.strip() for line in lines if line.strip()][-1]
+        lines = [last.removeprefix(f"{type(error).__name__}: ")]
     checks = [line for line in lines if is_data_check(line)]
     return failed_file(checks[0]) if checks else lines[0].strip()
 

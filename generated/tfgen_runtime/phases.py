@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
+from .applications import keep_batchnorm_inference
 from .errors import UserError
 from .trainer import StandardTrainer, compiled_step
 
@@ -39,6 +40,16 @@ class PhasePlan:
             if epoch <= end:
                 return index
         return len(self.phases) - 1
+
+    def trains_nothing(self, index):
+        """Why phase `index` cannot run: it freezes every layer that has weights."""
+        first = sum(phase.epochs for phase in self.phases[:index]) + 1
+        last = first + self.phases[index].epochs - 1
+        epochs = f"epoch {first}" if first == last else f"epochs {first}-{last}"
+        return (
+            f"train.phases.{index}: the phase freezes every layer that has weights, so "
+            f"{epochs} would train nothing: leave some layer out of `frozen`"
+        )
 
     def record(self):
         """The plan as run.json records it."""
@@ -70,11 +81,16 @@ class PhasedTrainer(StandardTrainer):
         self.phase = index
         phase = self.phase_plan.phases[index]
         for name, layer in self.phased_layers.items():
-            layer.trainable = self.given_trainable[name]
-        frozen = [self.phased_layers[name] for name in phase.frozen]
-        skipped = {id(v) for layer in frozen for v in layer.trainable_variables}
-        for layer in frozen:
-            layer.trainable = False  # BatchNormalization: inference mode
+            layer.trainable = self.given_trainable[name]  # sets its inner layers' too
+            if getattr(layer, "batchnorm_inference", False):
+                keep_batchnorm_inference(
+                    layer
+                )  # `batchnorm: inference` holds in every phase
+        skipped = self.frozen_variables(phase)
+        for name in phase.frozen:
+            self.phased_layers[name].trainable = (
+                False  # BatchNormalization: inference mode
+            )
         self.variables = [v for v in self.all_variables if id(v) not in skipped]
         self.phase_plan.factor.assign(phase.learning_rate_factor)
         if index not in self.compiled:
@@ -84,17 +100,26 @@ class PhasedTrainer(StandardTrainer):
             setattr(self, name, function)
 
     def first_phase(self):
-        """Note what the phases start from: every variable, the layers' own flags."""
+        """Note what the phases start from: every variable, the layers' own flags; refuse
+        a phase that would train nothing (before the first step)."""
         self.all_variables = list(self.variables)  # the optimizer's slots: all of them
         self.phased_layers = self.phase_plan.layers(self.model)
         self.given_trainable = {
             name: layer.trainable for name, layer in self.phased_layers.items()
         }
+        for index, phase in enumerate(self.phase_plan.phases):
+            if all(id(v) in self.frozen_variables(phase) for v in self.all_variables):
+                raise UserError(self.phase_plan.trains_nothing(index))
         self.compiled = {}
         step = vars(self).get("train_step", type(self).train_step)
         self.step_jit = getattr(step, "_jit_compile", None)  # tf.function's flag
         if "train_step" in vars(self):  # XLA-compiled for a long run
             self.step_jit = True
+
+    def frozen_variables(self, phase):
+        """The ids of the variables `phase` does not train (its layers' flags as given)."""
+        frozen = [self.phased_layers[name] for name in phase.frozen]
+        return {id(v) for layer in frozen for v in layer.trainable_variables}
 
     def phase_functions(self):
         """Fresh tf.functions of the step and the loops: each traces the phase anew."""

@@ -4,8 +4,11 @@ preprocessing layer computes each family's `preprocess_input`, a backbone's weig
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 import pytest
@@ -100,6 +103,57 @@ def test_a_missing_weights_file_is_one_line(build_spec, tmp_path):
     assert "Traceback" not in result.stderr, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert lines == ["error: the backbone's weights file missing.weights.h5 does not exist"], result.stderr
+
+
+def _error_line(script, tmp_path, env=None) -> str:
+    result = subprocess.run(
+        [sys.executable, str(script), "--output-dir", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr and "Warning" not in result.stderr, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_imagenet_weights_that_cannot_be_downloaded_are_one_line_naming_the_cache_and_the_ways_out(
+    build_spec, tmp_path
+):
+    script = build_spec(_spec("imagenet"))
+    # Offline on any machine: every download goes to a proxy that refuses connections.
+    offline = {"KERAS_HOME": str(tmp_path / "keras"), "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": ""}
+    line = _error_line(script, tmp_path, offline)
+    assert line.startswith(
+        "error: the imagenet weights of MobileNetV2 could not be downloaded (URL fetch failure on "
+        "https://storage.googleapis.com/tensorflow/keras-applications/mobilenet_v2/"
+    ), line
+    assert line.endswith(
+        f"; Keras caches them in {tmp_path / 'keras' / 'models'} (KERAS_HOME sets the folder): copy the file "
+        "there, give `weights:` the path of a .weights.h5 or .keras file, or set `weights: null`"
+    ), line
+
+
+@pytest.mark.parametrize("name", ["garbage.keras", "weightless.keras", "garbage.weights.h5"])
+def test_a_weights_file_that_cannot_be_read_is_one_line_naming_it(build_spec, tmp_path, name):
+    (tmp_path / "garbage.keras").write_text("not a zip archive")
+    (tmp_path / "garbage.weights.h5").write_text("not an HDF5 file")
+    with zipfile.ZipFile(tmp_path / "weightless.keras", "w") as archive:
+        archive.writestr("metadata.json", json.dumps({"keras_version": "3.15.0"}))
+        archive.writestr("config.json", "{}")
+    expected = {
+        "garbage.keras": "garbage.keras is not a .keras file (not a zip archive): save it with model.save",
+        "weightless.keras": "weightless.keras holds no weights (There is no item named 'model.weights.h5' in the "
+        "archive)",
+        "garbage.weights.h5": "garbage.weights.h5 cannot be read as a .weights.h5 file (Unable to synchronously open "
+        "file (file signature not found))",
+    }
+    assert _error_line(build_spec(_spec(name)), tmp_path) == f"error: {expected[name]}"
 
 
 def test_a_backbone_frozen_in_phase_one_trains_in_phase_two_under_mirrored(build_spec, tmp_path):
