@@ -49,9 +49,8 @@ def pretrained(constructor, weights, arguments):
         try:
             model = constructor(include_top=False, weights=own, **arguments)
         except Exception as error:
-            if (
-                type(error) is not Exception
-            ):  # Keras's download failure is a bare Exception
+            # Keras's download failure is a bare Exception; any other error is not it.
+            if type(error) is not Exception:
                 raise
             raise UserError(download_failed(constructor.__name__, error)) from None
     for warning in shown:

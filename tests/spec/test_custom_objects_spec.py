@@ -62,12 +62,13 @@ def _functions(tmp_path) -> dict[str, ast.FunctionDef]:
 
 
 def _bound(function: ast.FunctionDef) -> list[str]:
-    """`name <- reference` for each `name = rt.function(reference, SPEC_DIR)` of the function."""
+    """`name <- reference` for each `name = rt.function(reference, SPEC_DIR)` (or
+    `rt.own_object(reference, SPEC_DIR, places)`) of the function."""
     found = []
     for node in function.body:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             call = ast.unparse(node.value.func)
-            if call == "rt.function":
+            if call in ("rt.function", "rt.own_object"):
                 found.append(f"{node.targets[0].id} <- {node.value.args[0].value}")
     return found
 

@@ -48,7 +48,8 @@ def pretrained(constructor, weights, arguments):
         try:
             model = constructor(include_top=False, weights=own, **arguments)
         except Exception as error:
-            if type(error) is not Exception:  # Keras's download failure is a bare Exception
+            # Keras's download failure is a bare Exception; any other error is not it.
+            if type(error) is not Exception:
                 raise
             raise UserError(download_failed(constructor.__name__, error)) from None
     for warning in shown:
@@ -61,7 +62,9 @@ def pretrained(constructor, weights, arguments):
 def download_failed(application, error):
     """What could not be downloaded, where Keras caches weights, and the ways out."""
     why = str(error).strip().splitlines()[0]
-    home = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
+    home = os.environ.get("KERAS_HOME") or os.path.join(
+        os.path.expanduser("~"), ".keras"
+    )
     models = os.path.join(home, "models")
     return (
         f"the imagenet weights of {application} could not be downloaded ({why}); Keras "
@@ -97,8 +100,14 @@ def load_weights(model, path):
 def unreadable(path, error):
     """Why a weights file that exists could not be read, in one line."""
     if isinstance(error, zipfile.BadZipFile):
-        return f"{path} is not a .keras file (not a zip archive): save it with model.save"
+        return (
+            f"{path} is not a .keras file (not a zip archive): save it with model.save"
+        )
     if isinstance(error, KeyError):
         return f"{path} holds no weights ({error.args[0] if error.args else error})"
-    why = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    why = (
+        str(error).strip().splitlines()[0]
+        if str(error).strip()
+        else type(error).__name__
+    )
     return f"{path} cannot be read as a .weights.h5 file ({why})"

@@ -80,12 +80,16 @@ class PhasedTrainer(StandardTrainer):
         self.phase = index
         phase = self.phase_plan.phases[index]
         for name, layer in self.phased_layers.items():
-            layer.trainable = self.given_trainable[name]  # sets its inner layers' too
+            # Sets its inner layers' flags too, when it changes (TensorFlow skips setting
+            # an attribute to the value it has); `batchnorm: inference` holds in any phase.
+            layer.trainable = self.given_trainable[name]
             if getattr(layer, "batchnorm_inference", False):
-                keep_batchnorm_inference(layer)  # `batchnorm: inference` holds in every phase
+                keep_batchnorm_inference(layer)
         skipped = self.frozen_variables(phase)
         for name in phase.frozen:
-            self.phased_layers[name].trainable = False  # BatchNormalization: inference mode
+            self.phased_layers[name].trainable = (
+                False  # BatchNormalization: inference mode
+            )
         self.variables = [v for v in self.all_variables if id(v) not in skipped]
         self.phase_plan.factor.assign(phase.learning_rate_factor)
         if index not in self.compiled:
