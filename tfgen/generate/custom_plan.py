@@ -5,7 +5,6 @@ where it is used; nothing of it is emitted for a spec that names none."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import Any
 
 from tfgen.generate.code import literal
