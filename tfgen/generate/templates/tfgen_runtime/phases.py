@@ -86,10 +86,8 @@ class PhasedTrainer(StandardTrainer):
             if getattr(layer, "batchnorm_inference", False):
                 keep_batchnorm_inference(layer)
         skipped = self.frozen_variables(phase)
-        for name in phase.frozen:
-            self.phased_layers[name].trainable = (
-                False  # BatchNormalization: inference mode
-            )
+        for name in phase.frozen:  # their BatchNormalization layers: inference mode
+            self.phased_layers[name].trainable = False
         self.variables = [v for v in self.all_variables if id(v) not in skipped]
         self.phase_plan.factor.assign(phase.learning_rate_factor)
         if index not in self.compiled:
@@ -107,7 +105,7 @@ class PhasedTrainer(StandardTrainer):
             name: layer.trainable for name, layer in self.phased_layers.items()
         }
         for index, phase in enumerate(self.phase_plan.phases):
-            if all(id(v) in self.frozen_variables(phase) for v in self.all_variables):
+            if {id(v) for v in self.all_variables} <= self.frozen_variables(phase):
                 raise UserError(self.phase_plan.trains_nothing(index))
         self.compiled = {}
         step = vars(self).get("train_step", type(self).train_step)
