@@ -72,9 +72,10 @@ def _own_spec(layers, loss="MeanSquaredError"):
 
 def test_a_custom_layer_with_a_misspelled_argument_is_one_line_naming_its_place(build_spec, tmp_path):
     write_module(tmp_path, "own", OWN)
-    layers = [{"type": "Dense", "units": 4}, {"type": "own:Scale", "factr": 2.0}]
+    # The class is used twice: the line names the use that is wrong.
+    layers = [{"type": "own:Scale", "factor": 0.5}, {"type": "Dense", "units": 4}, {"type": "own:Scale", "factr": 2.0}]
     line = _error_line(build_spec(_own_spec(layers)), tmp_path)
-    assert line == "error: model.layers.1: own:Scale: Unrecognized keyword arguments passed to Scale: {'factr': 2.0}"
+    assert line == "error: model.layers.2: own:Scale: Unrecognized keyword arguments passed to Scale: {'factr': 2.0}"
 
 
 def test_a_custom_layer_whose_constructor_raises_is_one_line_naming_its_place(build_spec, tmp_path):
