@@ -61,15 +61,13 @@ def pretrained(constructor, weights, arguments):
 
 def download_failed(application, error):
     """What could not be downloaded, where Keras caches weights, and the ways out."""
-    why = str(error).strip().splitlines()[0]
-    home = os.environ.get("KERAS_HOME") or os.path.join(
-        os.path.expanduser("~"), ".keras"
-    )
+    home = os.environ.get("KERAS_HOME") or os.path.expanduser("~/.keras")
     models = os.path.join(home, "models")
+    failed = f"the imagenet weights of {application} could not be downloaded"
     return (
-        f"the imagenet weights of {application} could not be downloaded ({why}); Keras "
-        f"caches them in {models} (KERAS_HOME sets the folder): copy the file there, "
-        "give `weights:` the path of a .weights.h5 or .keras file, or set `weights: null`"
+        f"{failed} ({reason(error)}); Keras caches them in {models} (KERAS_HOME sets "
+        "the folder): copy the file there, give `weights:` the path of a .weights.h5 "
+        "or .keras file, or set `weights: null`"
     )
 
 
@@ -90,9 +88,8 @@ def load_weights(model, path):
     try:
         model.load_weights(path)
     except ValueError as error:
-        reason = str(error).strip().splitlines()[0]
         fits = f"does not fit the backbone `{model.name}`"
-        raise UserError(f"{path} {fits}: {reason}") from None
+        raise UserError(f"{path} {fits}: {reason(error)}") from None
     except (OSError, KeyError, zipfile.BadZipFile) as error:
         raise UserError(unreadable(path, error)) from None
 
@@ -103,11 +100,14 @@ def unreadable(path, error):
         return (
             f"{path} is not a .keras file (not a zip archive): save it with model.save"
         )
-    if isinstance(error, KeyError):
-        return f"{path} holds no weights ({error.args[0] if error.args else error})"
-    why = (
-        str(error).strip().splitlines()[0]
-        if str(error).strip()
-        else type(error).__name__
-    )
-    return f"{path} cannot be read as a .weights.h5 file ({why})"
+    if isinstance(error, KeyError):  # its message is its one argument, unquoted
+        return (
+            f"{path} holds no weights ({error.args[0] if error.args else 'KeyError'})"
+        )
+    return f"{path} cannot be read as a .weights.h5 file ({reason(error)})"
+
+
+def reason(error):
+    """The first line of an error's message (its type's name when it has none)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
