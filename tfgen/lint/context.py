@@ -12,6 +12,8 @@ import collections
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 NOT_DESCENDED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 GRADIENT_TAPES = ("tf.GradientTape", "tf.autodiff.GradientTape")
+MODELS = ("keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model")
+KERAS_STEPS = ("train_step", "test_step", "predict_step")  # fit, evaluate and predict trace them
 
 
 def dotted(node) -> str | None:
@@ -116,6 +118,16 @@ def latest_value(index: dict, name: str, line: int, inclusive: bool):
     return entries[position - 1][1] if position else None
 
 
+def assigned_name(ctx: FileContext, call) -> str | None:
+    """`model` or `self.model` when `call` is the whole value of a single-target assignment."""
+    parent = ctx.parent.get(call)
+    if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is call:
+        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        if len(targets) == 1:
+            return dotted(targets[0])
+    return None
+
+
 def is_strategy_name(expr) -> bool:
     return "strategy" in (dotted(expr) or "").lower()
 
@@ -147,8 +159,10 @@ class FileContext:
                 owner = self.parent.get(node)
                 table = self.methods if isinstance(owner, ast.ClassDef) else self.defs
                 table.setdefault(node.name, []).append(node)
+        self.model_classes = self._model_classes()
+        self.keras_steps = self._keras_steps()
         self.tf_functions, roots = self._tf_function_roots()
-        self.traced = self.closure(roots, include_nested=True)
+        self.traced = self.closure(roots | self.keras_steps, include_nested=True)
         self.run_functions = self._run_functions()
         self.distributed = self.closure(self.run_functions)
         self.tapes = self._tapes()
@@ -205,6 +219,28 @@ class FileContext:
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
             return self.methods.get(expr.attr, [])
         return []
+
+    def _model_classes(self) -> set[str]:
+        """Names of the file's Keras model subclasses (of keras.Model, or of another such local class)."""
+        classes = [n for n in self.nodes if isinstance(n, ast.ClassDef)]
+        found: set[str] = set()
+        grew = True
+        while grew:
+            more = {c.name for c in classes if any(self._is_model_base(b, found) for b in c.bases)}
+            grew, found = bool(more - found), found | more
+        return found
+
+    def _is_model_base(self, base, local: set[str]) -> bool:
+        return self.canonical(base) in MODELS or (isinstance(base, ast.Name) and base.id in local)
+
+    def _keras_steps(self) -> set:
+        """The `train_step`/`test_step`/`predict_step` methods of Keras model subclasses (traced by `fit`)."""
+        return {
+            method
+            for name in KERAS_STEPS
+            for method in self.methods.get(name, [])
+            if getattr(self.parent.get(method), "name", None) in self.model_classes
+        }
 
     def is_tf_function_decorator(self, decorator) -> bool:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator

@@ -5,58 +5,94 @@ from __future__ import annotations
 import ast
 import re
 
-from tfgen.lint.context import FileContext, dotted, is_optimizer_update, is_strategy_name
+from tfgen.lint.context import FileContext, const, dotted, is_optimizer_update, is_strategy_name, kw, names_of
 from tfgen.lint.registry import hit, rule
 
 BATCH_OPS = {"batch", "padded_batch", "ragged_batch"}
 MAX_CHAIN = 256  # a longer pipeline is not followed (precision: quiet), which keeps hostile files linear
 DISTRIBUTE = ("experimental_distribute_dataset", "distribute_datasets_from_function")
+# experimental_distribute_dataset prefetches to the devices itself (TF's distributed input guide)
+PREFETCHING = ("prefetch", "experimental_distribute_dataset")
+DATASET_LOADERS = ("tensorflow_datasets.load",)
+FROM_DIRECTORY = re.compile(r"keras\.(utils|preprocessing)\.\w+_dataset_from_directory")
 EVALUATION_WORDS = ("test", "eval", "valid", "val_", "predict", "infer")
 TRAINING_NAME = re.compile(r"(^|_)train(_|$)")  # train, train_step, distributed_train_step (not trainable)
 
 
+def _is_source_call(ctx: FileContext, node) -> bool:
+    """A call that makes a dataset: `tf.data.*`, `tfds.load`, `keras.utils.*_dataset_from_directory`."""
+    name = (ctx.func_name(node) or "") if isinstance(node, ast.Call) else ""
+    return name.startswith("tf.data.") or name in DATASET_LOADERS or bool(FROM_DIRECTORY.fullmatch(name))
+
+
+def _start_ops(ctx: FileContext, node, known: dict):
+    """The ops a chain starts from when `node` is a visible dataset (a source, a known name, a split of one,
+    or a call of a local function returning a pipeline), else None."""
+    if _is_source_call(ctx, node):
+        return []
+    if isinstance(node, ast.Subscript):  # tfds.load(...)["train"], splits[0]
+        return _start_ops(ctx, node.value, known)
+    if isinstance(node, ast.Name):
+        return known.get(node.id)
+    if isinstance(node, ast.Call) and len(ctx.resolve_function(node.func)) == 1:
+        return returned_ops(ctx, ctx.resolve_function(node.func)[0])
+    return None
+
+
 def _chain(ctx: FileContext, expr, known: dict):
-    """[(op, call)] of a tf.data method chain, or None when `expr` is not a visible pipeline."""
-    ops = []
-    node = expr
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        if (ctx.func_name(node) or "").startswith("tf.data."):
-            return list(reversed(ops))
-        if is_strategy_name(node.func.value) and node.func.attr in DISTRIBUTE and node.args:
-            node = node.args[0]
-            continue
+    """[(op, call)] of a dataset method chain, or None when `expr` is not a visible pipeline."""
+    ops, node = [], expr
+    while len(ops) <= MAX_CHAIN:
+        start = _start_ops(ctx, node, known)
+        if start is not None:
+            return start + list(reversed(ops)) if len(start) + len(ops) <= MAX_CHAIN else None
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            return None
         ops.append((node.func.attr, node))
-        node = node.func.value
-    if isinstance(node, ast.Call) and (ctx.func_name(node) or "").startswith("tf.data."):
-        return list(reversed(ops))
-    if isinstance(node, ast.Name) and node.id in known and len(known[node.id]) + len(ops) <= MAX_CHAIN:
-        return known[node.id] + list(reversed(ops))
+        distributed = is_strategy_name(node.func.value) and node.func.attr in DISTRIBUTE and node.args
+        node = node.args[0] if distributed else node.func.value
     return None
 
 
 def _assigned_ops(ctx: FileContext, value, known: dict):
     ops = _chain(ctx, value, known)
-    if ops is None and isinstance(value, ast.Call) and (ctx.func_name(value) or "").startswith("tf.data."):
-        ops = []
-    if (
-        ops is None
-        and isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id == "iter"
-        and value.args
-    ):
-        ops = _chain(ctx, value.args[0], known)
+    if ops is None and isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "iter":
+        ops = _chain(ctx, value.args[0], known) if value.args else None
     return ops
 
 
+def _bindings(ctx: FileContext, target, value, known: dict) -> list:
+    """[(name, ops or None)] that an assignment binds, tuples unpacked element by element.
+
+    `ds, info = tfds.load(..., with_info=True)` binds the dataset (or its dict of splits) to `ds`;
+    `train, test = tfds.load(..., split=[...])` binds a dataset to each name."""
+    if isinstance(target, ast.Name):
+        return [(target.id, _assigned_ops(ctx, value, known))]
+    if not isinstance(target, (ast.Tuple, ast.List)):
+        return []
+    if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+        return [pair for t, v in zip(target.elts, value.elts, strict=True) for pair in _bindings(ctx, t, v, known)]
+    names = names_of(target)
+    if (ctx.func_name(value) if isinstance(value, ast.Call) else None) not in DATASET_LOADERS:
+        return [(name, None) for name in names]
+    with_info = kw(value, "with_info")
+    if with_info is not None and const(with_info.value) is True:
+        return [(name, [] if index == 0 else None) for index, name in enumerate(names)]
+    return [(name, []) for name in names]
+
+
 def _in_order(ctx: FileContext, scope) -> list:
-    """Assignments, loops and calls of a scope in the order they take effect.
+    """Assignments, returns, loops and calls of a scope in the order they take effect.
 
     An assignment takes effect after its value (`ds = ds.shuffle(...)` reads the old `ds`)."""
-    nodes = (n for n in ctx.local(scope) if isinstance(n, (ast.Assign, ast.For, ast.Call)))
+    nodes = (n for n in ctx.local(scope) if isinstance(n, (ast.Assign, ast.Return, ast.For, ast.Call)))
     return sorted(
         nodes,
-        key=lambda n: (n.end_lineno, n.end_col_offset, 1) if isinstance(n, ast.Assign) else (n.lineno, n.col_offset, 0),
+        key=lambda n: (
+            (n.end_lineno, n.end_col_offset, 1)
+            if isinstance(n, (ast.Assign, ast.Return))
+            else (n.lineno, n.col_offset, 0)
+        ),
     )
 
 
@@ -72,25 +108,48 @@ def _loop_source(loop: ast.For):
     return source
 
 
-def _scan_scope(ctx: FileContext, scope, chains: list, loops: list) -> None:
-    known: dict[str, list] = {}
-    for node in _in_order(ctx, scope):
-        if isinstance(node, ast.Call):
-            if not isinstance(ctx.parent.get(node), ast.Attribute):  # the top of a chain only
-                ops = _chain(ctx, node, known)
-                if ops:
-                    chains.append(ops)
-        elif isinstance(node, ast.Assign):
-            ops = _assigned_ops(ctx, node.value, known)
-            for target in node.targets:
-                if isinstance(target, ast.Name) and ops is not None:
-                    known[target.id] = ops
-                elif isinstance(target, ast.Name):
-                    known.pop(target.id, None)
-        else:
-            source = _loop_source(node)
-            if isinstance(source, ast.Name) and source.id in known:
-                loops.append((node, source.id, known[source.id]))
+def _scan_node(ctx: FileContext, node, known: dict, found: tuple) -> None:
+    chains, loops, returns = found
+    if isinstance(node, ast.Call):
+        if not isinstance(ctx.parent.get(node), ast.Attribute):  # the top of a chain only
+            ops = _chain(ctx, node, known)
+            if ops:
+                chains.append(ops)
+    elif isinstance(node, ast.Assign):
+        for target in node.targets:
+            for name, ops in _bindings(ctx, target, node.value, known):
+                if ops is None:
+                    known.pop(name, None)
+                else:
+                    known[name] = ops
+    elif isinstance(node, ast.Return):
+        returns.append(_assigned_ops(ctx, node.value, known) if node.value else None)
+    else:
+        source = _loop_source(node)
+        if isinstance(source, ast.Name) and source.id in known:
+            loops.append((node, source.id, known[source.id]))
+
+
+def _scan(ctx: FileContext, scope) -> tuple:
+    """(method chains, loops over a visible pipeline, returned pipelines) of one scope, computed once."""
+    key = ("scan", id(scope))
+    if key not in ctx.cache:
+        ctx.cache[key] = None  # a function that returns its own call is not followed (recursion)
+        known: dict[str, list] = {}
+        found: tuple = ([], [], [])
+        for node in _in_order(ctx, scope):
+            _scan_node(ctx, node, known, found)
+        ctx.cache[key] = found
+    return ctx.cache[key]
+
+
+def returned_ops(ctx: FileContext, function):
+    """The pipeline a local function returns, when every `return` returns the same visible one, else None."""
+    found = _scan(ctx, function)
+    if found is None or not found[2] or any(ops is None for ops in found[2]):
+        return None
+    shapes = {tuple(op for op, _ in ops) for ops in found[2]}
+    return found[2][0] if len(shapes) == 1 else None
 
 
 def pipelines(ctx: FileContext):
@@ -99,7 +158,9 @@ def pipelines(ctx: FileContext):
     def compute():
         chains, loops = [], []
         for scope in ctx.scopes():
-            _scan_scope(ctx, scope, chains, loops)
+            found = _scan(ctx, scope)
+            chains.extend(found[0])
+            loops.extend(found[1])
         return chains, loops
 
     return ctx.cached("pipelines", compute)
@@ -247,7 +308,7 @@ def trains(ctx: FileContext, loop) -> bool:
 )
 def dataset_without_prefetch(ctx: FileContext):
     for loop, name, ops in pipelines(ctx)[1]:
-        if any(op == "prefetch" for op, _ in ops):
+        if any(op in PREFETCHING for op, _ in ops):
             continue
         if trains(ctx, loop):
             yield hit(loop.iter, name=name)
