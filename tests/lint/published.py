@@ -142,8 +142,11 @@ def table() -> str:
         "| Rule | Findings | True | False | Missed | Precision | Recall (known misses) |",
         "|---|---|---|---|---|---|---|",
     ]
-    total = dict.fromkeys(VERDICTS, 0)
-    for code, row in sorted(counts().items()):
+    from tfgen.lint import RULES
+
+    total, judged = dict.fromkeys(VERDICTS, 0), counts()
+    for code in sorted(RULES):
+        row = judged.get(code, dict.fromkeys(VERDICTS, 0))
         rows.append(_row(code, row))
         for verdict in VERDICTS:
             total[verdict] += row[verdict]

@@ -19,17 +19,24 @@ EVALUATION_WORDS = ("test", "eval", "valid", "val_", "predict", "infer")
 TRAINING_NAME = re.compile(r"(^|_)train(_|$)")  # train, train_step, distributed_train_step (not trainable)
 
 
-def _is_source_call(ctx: FileContext, node) -> bool:
-    """A call that makes a dataset: `tf.data.*`, `tfds.load`, `keras.utils.*_dataset_from_directory`."""
+def _source_ops(ctx: FileContext, node):
+    """The ops of a call that makes a dataset (`tf.data.*`, `tfds.load`, `keras.utils.*_dataset_from_directory`,
+    batched unless `batch_size=None`), else None."""
     name = (ctx.func_name(node) or "") if isinstance(node, ast.Call) else ""
-    return name.startswith("tf.data.") or name in DATASET_LOADERS or bool(FROM_DIRECTORY.fullmatch(name))
+    if name.startswith("tf.data.") or name in DATASET_LOADERS:
+        return []
+    if not FROM_DIRECTORY.fullmatch(name):
+        return None
+    batch_size = kw(node, "batch_size")
+    unbatched = batch_size is not None and isinstance(batch_size.value, ast.Constant) and batch_size.value.value is None
+    return [] if unbatched else [("batch", node)]
 
 
 def _start_ops(ctx: FileContext, node, known: dict):
     """The ops a chain starts from when `node` is a visible dataset (a source, a known name, a split of one,
     or a call of a local function returning a pipeline), else None."""
-    if _is_source_call(ctx, node):
-        return []
+    if _source_ops(ctx, node) is not None:
+        return _source_ops(ctx, node)
     if isinstance(node, ast.Subscript):  # tfds.load(...)["train"], splits[0]
         return _start_ops(ctx, node.value, known)
     if isinstance(node, ast.Name):
