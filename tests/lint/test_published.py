@@ -54,4 +54,6 @@ def test_a_notebook_is_linted_as_its_python_cells_in_order():
     }
     assert published.notebook_code(json.dumps(notebook)) == "import tensorflow as tf\n\nx = 1\n"
     url = "https://raw.githubusercontent.com/o/r/c/a.ipynb"
-    assert published.lintable(url, json.dumps(notebook)).splitlines()[0] == f"# From {url} (Apache License 2.0); code only"
+    assert (
+        published.lintable(url, json.dumps(notebook)).splitlines()[0] == f"# From {url} (Apache License 2.0); code only"
+    )

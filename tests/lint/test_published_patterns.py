@@ -143,7 +143,8 @@ def test_pipelines_from_dataset_from_directory_and_local_functions_are_followed(
 
 
 def test_a_function_returning_different_pipelines_is_not_followed():
-    assert _codes("""
+    assert (
+        _codes("""
     def augment(image):
         return tf.image.random_crop(image, (64, 64, 3))
 
@@ -155,14 +156,19 @@ def test_a_function_returning_different_pipelines_is_not_followed():
 
 
     ds = pipeline(True).map(augment).cache()
-    """) == []
+    """)
+        == []
+    )
 
 
 def test_a_function_that_returns_its_own_call_is_not_followed():
-    assert _codes("""
+    assert (
+        _codes("""
     def forever():
         return forever().cache()
 
 
     ds = forever().map(lambda x: tf.random.uniform(())).cache()
-    """) == []
+    """)
+        == []
+    )
