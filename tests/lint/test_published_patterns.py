@@ -172,3 +172,25 @@ def test_a_function_that_returns_its_own_call_is_not_followed():
     """)
         == []
     )
+
+
+PRINTING_STEP = """
+class Debugged(keras.Model):
+    def train_step(self, data):
+        print("step", self.step)
+        return super().train_step(data)
+
+
+model = Debugged()
+model.compile(optimizer="sgd", loss="mse")
+"""
+
+
+def test_print_in_a_keras_train_step_is_reported_since_fit_traces_it():
+    assert _codes(PRINTING_STEP) == [(3, "TFG002")]
+
+
+def test_print_in_a_train_step_of_a_model_compiled_to_run_eagerly_is_not_reported():
+    # keras.io "Keras debugging tips": run_eagerly=True runs train_step, and its prints, every step.
+    assert _codes(PRINTING_STEP.replace('loss="mse")', 'loss="mse", run_eagerly=True)')) == []
+    assert _codes(PRINTING_STEP + "model.run_eagerly = True\n") == []

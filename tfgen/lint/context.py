@@ -233,8 +233,21 @@ class FileContext:
     def _is_model_base(self, base, local: set[str]) -> bool:
         return self.canonical(base) in MODELS or (isinstance(base, ast.Name) and base.id in local)
 
+    def _runs_eagerly(self) -> bool:
+        """`compile(run_eagerly=True)` or `model.run_eagerly = True` somewhere in the file."""
+        for node in self.nodes:
+            if isinstance(node, ast.keyword) and node.arg == "run_eagerly" and const(node.value) is True:
+                return True
+            targets = node.targets if isinstance(node, ast.Assign) and const(node.value) is True else []
+            if any(isinstance(t, ast.Attribute) and t.attr == "run_eagerly" for t in targets):
+                return True
+        return False
+
     def _keras_steps(self) -> set:
-        """The `train_step`/`test_step`/`predict_step` methods of Keras model subclasses (traced by `fit`)."""
+        """The `train_step`/`test_step`/`predict_step` methods of Keras model subclasses (traced by `fit`,
+        unless the file asks Keras to run eagerly)."""
+        if self._runs_eagerly():
+            return set()
         return {
             method
             for name in KERAS_STEPS

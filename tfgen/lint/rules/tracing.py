@@ -74,7 +74,7 @@ def tensor_accumulated_in_python_list(ctx: FileContext):
     code="TFG002",
     name="print-in-tf-function",
     message="`print` inside a tf.function runs once, at trace time; use `tf.print` (or tf.summary to keep values)",
-    finds="`print` inside a `tf.function`",
+    finds="`print` inside a `tf.function` (or a Keras `train_step`, which `fit` traces)",
     why="runs once, at trace time",
     instead="`tf.print` (`tf.summary` to keep values)",
 )
@@ -126,7 +126,8 @@ def _conversion(ctx: FileContext, call: ast.Call) -> str | None:
     code="TFG003",
     name="numpy-in-graph-or-tape",
     message="`{what}` inside {where} {why}; keep the value a tensor (tf ops), convert outside the step",
-    finds="`.numpy()`, `float()`/`int()` of a tensor inside a `tf.function` or a `GradientTape` block",
+    finds="`.numpy()`, `float()`/`int()` of a tensor inside a `tf.function` (or a Keras `train_step`) or a "
+    "`GradientTape` block",
     why="fails on symbolic tensors; the tape loses the path, gradients are `None`",
     instead="keep tensors; convert outside the step",
 )
