@@ -194,3 +194,52 @@ def test_print_in_a_train_step_of_a_model_compiled_to_run_eagerly_is_not_reporte
     # keras.io "Keras debugging tips": run_eagerly=True runs train_step, and its prints, every step.
     assert _codes(PRINTING_STEP.replace('loss="mse")', 'loss="mse", run_eagerly=True)')) == []
     assert _codes(PRINTING_STEP + "model.run_eagerly = True\n") == []
+
+
+ZIPPED = """
+@tf.function
+def train_step(x, y):
+    optimizer.apply_gradients(zip(tape.gradient(loss, weights), weights))
+
+
+horses = tf.data.Dataset.range(8).batch(2)
+zebras = tf.data.Dataset.range(8).batch(2)
+for x, y in tf.data.Dataset.zip((horses, zebras)):
+    train_step(x, y)
+"""
+
+
+def test_a_training_loop_over_a_zip_of_unprefetched_pipelines_is_reported():
+    # tensorflow-docs CycleGAN: `for x, y in tf.data.Dataset.zip((train_horses, train_zebras))`.
+    assert _codes(ZIPPED) == [(8, "TFG004")]
+
+
+def test_a_zip_of_prefetched_pipelines_or_of_unknown_ones_is_not_reported():
+    assert _codes(ZIPPED.replace(".batch(2)", ".batch(2).prefetch(2)")) == []
+    assert _codes(ZIPPED.replace("zebras = tf.data.Dataset.range(8).batch(2)", "zebras = make_zebras()")) == []
+
+
+PASSED = """
+@tf.function
+def train_step(images):
+    optimizer.apply_gradients(zip(tape.gradient(loss, weights), weights))
+
+
+def train(dataset, epochs):
+    for epoch in range(epochs):
+        for image_batch in dataset:
+            train_step(image_batch)
+
+
+train_dataset = tf.data.Dataset.from_tensor_slices(images).shuffle(60000).batch(256)
+train(train_dataset, 50)
+"""
+
+
+def test_a_pipeline_passed_to_a_function_called_once_is_followed_into_its_training_loop():
+    # tensorflow-docs DCGAN and pix2pix: the loop iterates the function's parameter.
+    assert _codes(PASSED) == [(8, "TFG004")]
+
+
+def test_a_function_called_with_two_pipelines_is_not_followed():
+    assert _codes(PASSED + "train(train_dataset.prefetch(1), 50)\n") == []
