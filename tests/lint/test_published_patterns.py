@@ -29,6 +29,10 @@ class GAN(keras.Model):
         self.d_optimizer.apply_gradients(zip(tape.gradient(d_loss, self.discriminator.trainable_weights),
                                              self.discriminator.trainable_weights))
         return {"g_loss": g_loss}
+
+
+gan = GAN()
+gan.fit(images)
 """
 
 
@@ -68,6 +72,7 @@ class Trainer(keras.Model):
 
 trainer = Trainer()
 trainer.compile(optimizer=keras.optimizers.AdamW(), loss="mse")
+trainer.fit(images, epochs=1)
 """
 
 
@@ -183,6 +188,7 @@ class Debugged(keras.Model):
 
 model = Debugged()
 model.compile(optimizer="sgd", loss="mse")
+model.fit(x, y)
 """
 
 
@@ -243,3 +249,9 @@ def test_a_pipeline_passed_to_a_function_called_once_is_followed_into_its_traini
 
 def test_a_function_called_with_two_pipelines_is_not_followed():
     assert _codes(PASSED + "train(train_dataset.prefetch(1), 50)\n") == []
+
+
+def test_a_train_step_called_directly_and_never_by_fit_is_eager_code():
+    # tensorflow-docs "Debug a TF2 migrated training pipeline": model.train_step(batch) in a Python loop.
+    direct = PRINTING_STEP.replace("model.fit(x, y)", "for batch in batches:\n    model.train_step(batch)")
+    assert _codes(direct) == []

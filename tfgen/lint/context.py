@@ -9,11 +9,11 @@ import ast
 import bisect
 import collections
 
+from tfgen.lint.keras_steps import model_classes, traced_keras_steps
+
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 NOT_DESCENDED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 GRADIENT_TAPES = ("tf.GradientTape", "tf.autodiff.GradientTape")
-MODELS = ("keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model")
-KERAS_STEPS = ("train_step", "test_step", "predict_step")  # fit, evaluate and predict trace them
 
 
 def dotted(node) -> str | None:
@@ -159,8 +159,8 @@ class FileContext:
                 owner = self.parent.get(node)
                 table = self.methods if isinstance(owner, ast.ClassDef) else self.defs
                 table.setdefault(node.name, []).append(node)
-        self.model_classes = self._model_classes()
-        self.keras_steps = self._keras_steps()
+        self.model_classes = model_classes(self)
+        self.keras_steps = traced_keras_steps(self)
         self.tf_functions, roots = self._tf_function_roots()
         self.traced = self.closure(roots | self.keras_steps, include_nested=True)
         self.run_functions = self._run_functions()
@@ -219,41 +219,6 @@ class FileContext:
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
             return self.methods.get(expr.attr, [])
         return []
-
-    def _model_classes(self) -> set[str]:
-        """Names of the file's Keras model subclasses (of keras.Model, or of another such local class)."""
-        classes = [n for n in self.nodes if isinstance(n, ast.ClassDef)]
-        found: set[str] = set()
-        grew = True
-        while grew:
-            more = {c.name for c in classes if any(self._is_model_base(b, found) for b in c.bases)}
-            grew, found = bool(more - found), found | more
-        return found
-
-    def _is_model_base(self, base, local: set[str]) -> bool:
-        return self.canonical(base) in MODELS or (isinstance(base, ast.Name) and base.id in local)
-
-    def _runs_eagerly(self) -> bool:
-        """`compile(run_eagerly=True)` or `model.run_eagerly = True` somewhere in the file."""
-        for node in self.nodes:
-            if isinstance(node, ast.keyword) and node.arg == "run_eagerly" and const(node.value) is True:
-                return True
-            targets = node.targets if isinstance(node, ast.Assign) and const(node.value) is True else []
-            if any(isinstance(t, ast.Attribute) and t.attr == "run_eagerly" for t in targets):
-                return True
-        return False
-
-    def _keras_steps(self) -> set:
-        """The `train_step`/`test_step`/`predict_step` methods of Keras model subclasses (traced by `fit`,
-        unless the file asks Keras to run eagerly)."""
-        if self._runs_eagerly():
-            return set()
-        return {
-            method
-            for name in KERAS_STEPS
-            for method in self.methods.get(name, [])
-            if getattr(self.parent.get(method), "name", None) in self.model_classes
-        }
 
     def is_tf_function_decorator(self, decorator) -> bool:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator

@@ -6,7 +6,6 @@ import ast
 
 from tfgen.lint.context import (
     FUNCS,
-    MODELS,
     FileContext,
     assigned_name,
     const,
@@ -16,6 +15,7 @@ from tfgen.lint.context import (
     kw,
     top_terms,
 )
+from tfgen.lint.keras_steps import MODELS
 from tfgen.lint.registry import hit, rule
 
 MEAN_REDUCTIONS = ("auto", "sum_over_batch_size", "mean")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from tfgen.lint.context import MODELS, FileContext, assigned_name, const, dotted, is_method_call, is_model_losses, kw
+from tfgen.lint.context import FileContext, assigned_name, const, dotted, is_method_call, is_model_losses, kw
+from tfgen.lint.keras_steps import MODELS
 from tfgen.lint.registry import hit, rule
 
 REGULARIZER_KEYWORDS = ("kernel_regularizer", "bias_regularizer", "activity_regularizer")
