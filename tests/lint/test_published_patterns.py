@@ -255,3 +255,94 @@ def test_a_train_step_called_directly_and_never_by_fit_is_eager_code():
     # tensorflow-docs "Debug a TF2 migrated training pipeline": model.train_step(batch) in a Python loop.
     direct = PRINTING_STEP.replace("model.fit(x, y)", "for batch in batches:\n    model.train_step(batch)")
     assert _codes(direct) == []
+
+
+def test_a_print_announcing_tracing_is_not_reported():
+    # tensorflow-docs guides: `print("Tracing with", x)` shows when a tf.function is traced, on purpose.
+    assert _codes("""
+    @tf.function
+    def double(a):
+        print("Tracing with", a)
+        print("value", a)
+        return a + a
+    """) == [(4, "TFG002")]
+
+
+def test_a_print_in_a_py_function_called_from_a_tf_function_is_not_reported():
+    # tensorflow-docs "Better performance with tf.function": tf.py_function runs its body eagerly.
+    assert (
+        _codes("""
+    @tf.py_function(Tout=tf.float32)
+    def py_plus(x, y):
+        print("Executing eagerly.")
+        return x + y
+
+
+    @tf.function
+    def wrapper(x, y):
+        return py_plus(x, y)
+    """)
+        == []
+    )
+
+
+def test_numpy_in_a_tape_only_to_log_the_value_is_not_reported():
+    # TF Hub generative-image tutorial: `losses.append(loss.numpy())` inside the tape, off the loss's path.
+    assert (
+        _codes("""
+    for step in range(100):
+        with tf.GradientTape() as tape:
+            image = generator(vector)
+            images.append(image.numpy())
+            loss = loss_fn(image, target)
+            losses.append(loss.numpy())
+            print(loss.numpy())
+        optimizer.apply_gradients(zip(tape.gradient(loss, [vector]), [vector]))
+    """)
+        == []
+    )
+
+
+def test_numpy_in_a_tape_appended_to_a_list_the_tape_reads_is_still_reported():
+    assert _codes("""
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x))
+        history.append(loss.numpy())
+        loss = loss / np.mean(history)
+    """) == [(3, "TFG003")]
+
+
+STEP_HISTORY = """
+@tf.function
+def train_step(x):
+    optimizer.apply_gradients(zip(tape.gradient(loss, weights), weights))
+    return loss
+
+
+losses = []
+for epoch in range(3):
+    for x in batches:
+        losses.append(train_step(x))
+"""
+
+
+def test_a_training_step_result_kept_across_epochs_is_reported():
+    assert _codes(STEP_HISTORY) == [(10, "TFG001")]
+
+
+def test_a_list_made_afresh_every_epoch_is_not_reported():
+    # tensorflow-docs core-API guides: `batch_losses = []` at each epoch, averaged at its end.
+    assert _codes(STEP_HISTORY.replace("    for x in batches:", "    losses = []\n    for x in batches:")) == []
+
+
+def test_a_value_appended_once_an_epoch_is_not_reported():
+    epochs = STEP_HISTORY.replace(
+        "        losses.append(train_step(x))", "        train_step(x)\n    losses.append(train_step(x))"
+    )
+    assert _codes(epochs) == []
+
+
+def test_tensors_a_non_training_step_collects_are_not_reported():
+    # tensorflow-docs integrated gradients' shape: gradient batches collected, then concatenated.
+    collected = STEP_HISTORY.replace("optimizer.apply_gradients(zip(tape.gradient(loss, weights), weights))", "pass")
+    assert _codes(collected.replace("train_step", "one_batch")) == []

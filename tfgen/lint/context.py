@@ -14,6 +14,7 @@ from tfgen.lint.keras_steps import model_classes, traced_keras_steps
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 NOT_DESCENDED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 GRADIENT_TAPES = ("tf.GradientTape", "tf.autodiff.GradientTape")
+EAGER_WRAPPERS = ("tf.py_function", "tf.numpy_function")  # their Python body runs at every call, eagerly
 
 
 def dotted(node) -> str | None:
@@ -319,17 +320,24 @@ class FileContext:
                     tapes.append((node, name, expr))
         return tapes
 
-    def in_tape(self, node) -> bool:
+    def tape_of(self, node):
+        """The `with tf.GradientTape()` block around `node` in its function, else None."""
         node = self.parent.get(node)
         while node is not None and not isinstance(node, FUNCS):
             if id(node) in self.tape_blocks:
-                return True
+                return node
             node = self.parent.get(node)
-        return False
+        return None
+
+    def in_tape(self, node) -> bool:
+        return self.tape_of(node) is not None
 
     def in_traced(self, node) -> bool:
+        """Whether `node` runs while a tf.function is traced (not in a `tf.py_function`, which runs eagerly)."""
         function = self.enclosing_function(node)
         while function is not None:
+            if any(self.canonical(getattr(d, "func", d)) in EAGER_WRAPPERS for d in function.decorator_list):
+                return False
             if function in self.traced:
                 return True
             function = self.enclosing_function(function)

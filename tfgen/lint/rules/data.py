@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import ast
-import re
 
-from tfgen.lint.context import FileContext, dotted, is_optimizer_update
+from tfgen.lint.context import FileContext
 from tfgen.lint.pipelines import PREFETCHING, pipelines
 from tfgen.lint.registry import hit, rule
+from tfgen.lint.steps import trains
 
 BATCH_OPS = {"batch", "padded_batch", "ragged_batch"}
-EVALUATION_WORDS = ("test", "eval", "valid", "val_", "predict", "infer")
-TRAINING_NAME = re.compile(r"(^|_)train(_|$)")  # train, train_step, distributed_train_step (not trainable)
 
 
 def _attr_position(ctx: FileContext, call) -> tuple[int, int]:
@@ -91,57 +89,6 @@ def cache_after_random_map(ctx: FileContext):
     for op, call, _, random_map in _ordered_ops(ctx):
         if op == "cache" and random_map:
             yield hit(_attr_position(ctx, call))
-
-
-def _named_training(expr) -> bool:
-    """A callee named as a training step (`train_step`, `trainer.train`), not as an evaluation one."""
-    last = (dotted(expr) or "").split(".")[-1].lower()
-    return bool(TRAINING_NAME.search(last)) and not any(word in last for word in EVALUATION_WORDS)
-
-
-def _function_trains(ctx: FileContext, function) -> bool:
-    """Whether this function's own code applies gradients, records a GradientTape, or calls a training
-    step the linter cannot resolve."""
-    for node in ctx.walk(function):
-        if is_optimizer_update(node) or id(node) in ctx.tape_blocks:
-            return True
-        if isinstance(node, ast.Call) and not ctx.resolve_function(node.func) and _named_training(node.func):
-            return True
-    return False
-
-
-def _updates_weights(ctx: FileContext, functions) -> bool:
-    """Whether these local functions, or what they call, train (each function examined once per file)."""
-    key = ("trains", frozenset(id(f) for f in functions))
-    return ctx.cached(
-        key,
-        lambda: any(
-            ctx.cached(("function-trains", id(f)), lambda f=f: _function_trains(ctx, f)) for f in ctx.closure(functions)
-        ),
-    )
-
-
-def _step_functions(ctx: FileContext, call: ast.Call) -> list:
-    functions = list(ctx.resolve_function(call.func))
-    if ctx.is_strategy_run(call) and call.args:
-        functions += ctx.resolve_function(call.args[0])
-    return functions
-
-
-def _call_trains(ctx: FileContext, call: ast.Call) -> bool | None:
-    """True for a training step, False for an evaluation step or a visible non-training function, None unknown."""
-    if is_optimizer_update(call):
-        return True
-    functions = _step_functions(ctx, call)
-    if functions:
-        return _updates_weights(ctx, functions)
-    callee = call.args[0] if ctx.is_strategy_run(call) and call.args else call.func
-    return True if _named_training(callee) else None
-
-
-def trains(ctx: FileContext, loop) -> bool:
-    """Whether the loop's body runs a training step (not an evaluation, test or prediction step)."""
-    return any(isinstance(node, ast.Call) and _call_trains(ctx, node) for node in ctx.local(loop))
 
 
 @rule(
