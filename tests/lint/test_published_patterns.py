@@ -346,3 +346,30 @@ def test_tensors_a_non_training_step_collects_are_not_reported():
     # tensorflow-docs integrated gradients' shape: gradient batches collected, then concatenated.
     collected = STEP_HISTORY.replace("optimizer.apply_gradients(zip(tape.gradient(loss, weights), weights))", "pass")
     assert _codes(collected.replace("train_step", "one_batch")) == []
+
+
+LOOP = """
+@tf.function
+def train_step(x):
+    optimizer.apply_gradients(zip(tape.gradient(loss, weights), weights))
+
+
+for x in {pipeline}:
+    train_step(x)
+"""
+
+
+def _loop_over(pipeline: str) -> list[tuple[int, str]]:
+    return _codes(LOOP.format(pipeline=pipeline))
+
+
+def test_a_prefetch_before_the_last_map_or_batch_does_not_count():
+    assert _loop_over("tf.data.Dataset.range(8).prefetch(2).map(tf.square).batch(2)") == [(6, "TFG004")]
+    assert _loop_over("tf.data.Dataset.range(8).map(tf.square).batch(2).prefetch(2).repeat(2)") == []
+
+
+def test_tfds_and_dataset_from_directory_prefetch_what_they_load():
+    # TFDS ends its pipeline with a prefetch (ReadConfig.skip_prefetch=False), Keras's loaders too.
+    assert _loop_over('tfds.load("mnist", split="train", batch_size=32)') == []
+    assert _loop_over('keras.utils.image_dataset_from_directory("photos")') == []
+    assert _loop_over('tfds.load("mnist", split="train").batch(32)') == [(6, "TFG004")]

@@ -17,6 +17,22 @@ MAX_CHAIN = 256  # a longer pipeline is not followed (precision: quiet), which k
 DISTRIBUTE = ("experimental_distribute_dataset", "distribute_datasets_from_function")
 # experimental_distribute_dataset prefetches to the devices itself (TF's distributed input guide)
 PREFETCHING = ("prefetch", "experimental_distribute_dataset")
+WORK_OPS = {
+    "map",
+    "batch",
+    "padded_batch",
+    "ragged_batch",
+    "unbatch",
+    "rebatch",
+    "filter",
+    "flat_map",
+    "interleave",
+    "parallel_interleave",
+    "scan",
+    "window",
+    "group_by_window",
+    "bucket_by_sequence_length",
+}
 DATASET_LOADERS = ("tensorflow_datasets.load",)
 FROM_DIRECTORY = re.compile(r"keras\.(utils|preprocessing)\.\w+_dataset_from_directory")
 COMBINERS = (
@@ -29,16 +45,23 @@ COMBINERS = (
 
 
 def _source_ops(ctx: FileContext, node):
-    """The ops of a call that makes a dataset (`tf.data.*`, `tfds.load`, `keras.utils.*_dataset_from_directory`,
-    batched unless `batch_size=None`), else None."""
+    """The ops of a call that makes a dataset, else None: `tf.data.*`, `tfds.load` (which prefetches) and
+    `keras.utils.*_dataset_from_directory` (which batches unless `batch_size=None`, then prefetches)."""
     name = (ctx.func_name(node) or "") if isinstance(node, ast.Call) else ""
-    if name.startswith("tf.data.") or name in DATASET_LOADERS:
+    if name in DATASET_LOADERS:
+        return _loaded(node)
+    if name.startswith("tf.data."):
         return []
     if not FROM_DIRECTORY.fullmatch(name):
         return None
     batch_size = kw(node, "batch_size")
     unbatched = batch_size is not None and isinstance(batch_size.value, ast.Constant) and batch_size.value.value is None
-    return [] if unbatched else [("batch", node)]
+    return [("prefetch", node)] if unbatched else [("batch", node), ("prefetch", node)]
+
+
+def _loaded(call: ast.Call) -> list:
+    """`tfds.load` ends its pipeline with a prefetch (unless its `read_config` says `skip_prefetch`)."""
+    return [("prefetch", call)]
 
 
 def _start_ops(ctx: FileContext, node, known: dict):
@@ -65,8 +88,14 @@ def _combined_ops(ctx: FileContext, call: ast.Call, known: dict):
     chains = [_chain(ctx, each, known) for each in inputs]
     if not chains or any(ops is None for ops in chains):
         return None
-    prefetched = all(any(op in PREFETCHING for op, _ in ops) for ops in chains)
-    return [("prefetch", call)] if prefetched else []
+    return [("prefetch", call)] if all(prefetched_at_end(ops) for ops in chains) else []
+
+
+def prefetched_at_end(ops: list) -> bool:
+    """Whether a prefetch follows the pipeline's last op that works on each element (`map`, `batch`, ...):
+    a prefetch before them (one `tfds.load` adds) leaves their work on the training step's path."""
+    last_work = max((index for index, (op, _) in enumerate(ops) if op in WORK_OPS), default=-1)
+    return any(op in PREFETCHING for op, _ in ops[last_work + 1 :])
 
 
 def _chain(ctx: FileContext, expr, known: dict):
@@ -107,8 +136,8 @@ def _bindings(ctx: FileContext, target, value, known: dict) -> list:
         return [(name, None) for name in names]
     with_info = kw(value, "with_info")
     if with_info is not None and const(with_info.value) is True:
-        return [(name, [] if index == 0 else None) for index, name in enumerate(names)]
-    return [(name, []) for name in names]
+        return [(name, _loaded(value) if index == 0 else None) for index, name in enumerate(names)]
+    return [(name, _loaded(value)) for name in names]
 
 
 def _in_order(ctx: FileContext, scope) -> list:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from tfgen.lint.context import FileContext
-from tfgen.lint.pipelines import PREFETCHING, pipelines
+from tfgen.lint.pipelines import pipelines, prefetched_at_end
 from tfgen.lint.registry import hit, rule
 from tfgen.lint.steps import trains
 
@@ -94,16 +94,16 @@ def cache_after_random_map(ctx: FileContext):
 @rule(
     code="TFG004",
     name="dataset-without-prefetch",
-    message="tf.data pipeline `{name}` feeds a training step without `prefetch`: the accelerator waits for "
-    "each batch; end the pipeline with `.prefetch(tf.data.AUTOTUNE)`",
-    finds="a `tf.data` pipeline with no `prefetch` iterated by a loop that runs a training step (evaluation, "
-    "test and prediction loops are not reported)",
+    message="tf.data pipeline `{name}` feeds a training step with no `prefetch` after its last `map`/`batch`: "
+    "the accelerator waits for each batch; end the pipeline with `.prefetch(tf.data.AUTOTUNE)`",
+    finds="a `tf.data` pipeline with no `prefetch` after its last `map`/`batch` iterated by a loop that runs a "
+    "training step (evaluation, test and prediction loops are not reported)",
     why="the accelerator waits for each batch",
     instead="end with `.prefetch(tf.data.AUTOTUNE)`",
 )
 def dataset_without_prefetch(ctx: FileContext):
     for loop, name, ops in pipelines(ctx)[1]:
-        if any(op in PREFETCHING for op, _ in ops):
+        if prefetched_at_end(ops):
             continue
         if trains(ctx, loop):
             yield hit(loop.iter, name=name)
