@@ -78,7 +78,7 @@ def _shell_cell(lines: list[str]) -> bool:
 
 def lintable(url: str, raw: str) -> str:
     """The text tfgen lints: a header line naming the source and its license, then the code."""
-    code = notebook_code(raw) if url.endswith(".ipynb") else raw
+    code = notebook_code(raw) if url.endswith(".ipynb") else raw.replace("\r\n", "\n")
     return f"# From {url} (Apache License 2.0); code only\n{code}"
 
 
