@@ -373,3 +373,28 @@ def test_tfds_and_dataset_from_directory_prefetch_what_they_load():
     assert _loop_over('tfds.load("mnist", split="train", batch_size=32)') == []
     assert _loop_over('keras.utils.image_dataset_from_directory("photos")') == []
     assert _loop_over('tfds.load("mnist", split="train").batch(32)') == [(6, "TFG004")]
+
+
+def test_a_loop_that_records_a_tape_and_updates_variables_itself_is_a_training_loop():
+    # tensorflow-docs Core API guides: the step is written inline, with `v.assign_sub(rate * g)`.
+    assert _codes("""
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(100).batch(32)
+    for x_batch, y_batch in dataset:
+        with tf.GradientTape() as tape:
+            loss = loss_fn(model(x_batch), y_batch)
+        for g, v in zip(tape.gradient(loss, model.variables), model.variables):
+            v.assign_sub(0.01 * g)
+    """) == [(2, "TFG004")]
+
+
+def test_tfds_splits_unpacked_beside_the_info_are_followed():
+    # tensorflow-docs migration guide: `(ds_train, ds_test), ds_info = tfds.load(..., with_info=True)`.
+    assert _codes("""
+    def augment(image, label):
+        return tf.image.random_flip_left_right(image), label
+
+
+    (ds_train, ds_test), ds_info = tfds.load("mnist", split=["train", "test"], with_info=True)
+    ds_train = ds_train.map(augment).cache()
+    ds_info = ds_info.map(augment).cache()
+    """) == [(6, "TFG006")]

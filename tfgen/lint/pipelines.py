@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 
-from tfgen.lint.context import FUNCS, FileContext, const, dotted, is_strategy_name, kw, names_of
+from tfgen.lint.context import FUNCS, FileContext, const, dotted, is_strategy_name, kw
 
 MAX_CHAIN = 256  # a longer pipeline is not followed (precision: quiet), which keeps hostile files linear
 DISTRIBUTE = ("experimental_distribute_dataset", "distribute_datasets_from_function")
@@ -131,13 +131,20 @@ def _bindings(ctx: FileContext, target, value, known: dict) -> list:
         return []
     if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
         return [pair for t, v in zip(target.elts, value.elts, strict=True) for pair in _bindings(ctx, t, v, known)]
-    names = names_of(target)
     if (ctx.func_name(value) if isinstance(value, ast.Call) else None) not in DATASET_LOADERS:
-        return [(name, None) for name in names]
+        return [(name, None) for name in _all_names(target)]
     with_info = kw(value, "with_info")
-    if with_info is not None and const(with_info.value) is True:
-        return [(name, _loaded(value) if index == 0 else None) for index, name in enumerate(names)]
-    return [(name, _loaded(value)) for name in names]
+    if with_info is not None and const(with_info.value) is True:  # (dataset or splits, info)
+        first, *rest = target.elts
+        return [(n, _loaded(value)) for n in _all_names(first)] + [(n, None) for t in rest for n in _all_names(t)]
+    return [(name, _loaded(value)) for name in _all_names(target)]
+
+
+def _all_names(target) -> list[str]:
+    """The names a (possibly nested) assignment target binds."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _all_names(element)]
+    return [target.id] if isinstance(target, ast.Name) else []
 
 
 def _in_order(ctx: FileContext, scope) -> list:

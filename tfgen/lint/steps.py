@@ -58,5 +58,9 @@ def call_trains(ctx: FileContext, call: ast.Call) -> bool | None:
 
 
 def trains(ctx: FileContext, loop) -> bool:
-    """Whether the loop's body runs a training step (not an evaluation, test or prediction step)."""
-    return any(isinstance(node, ast.Call) and call_trains(ctx, node) for node in ctx.local(loop))
+    """Whether the loop's body runs a training step (not an evaluation, test or prediction step), or
+    records a GradientTape itself (a step written inline, e.g. updating variables with `assign_sub`)."""
+    return any(
+        (isinstance(node, ast.Call) and call_trains(ctx, node)) or id(node) in ctx.tape_blocks
+        for node in ctx.local(loop)
+    )
