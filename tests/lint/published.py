@@ -9,6 +9,7 @@ into `code/` (ignored by git). Each `NAME.judged` lists every finding lint must 
     12:3: TFG004 missed  the pipeline comes from an imported helper the linter cannot read
 
     python tests/lint/published.py fetch   # download the pinned files (sha256 checked)
+    python tests/lint/published.py fetch --clones DIR...   # or read them from local git clones
     python tests/lint/published.py table   # lint them, compare with the judgements, print the table
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 import sys
 import urllib.request
 from dataclasses import dataclass
@@ -86,11 +88,30 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def fetch() -> None:
+def _from_clone(source: Source, clones: list[str]) -> str | None:
+    """The file at the pinned commit from the first local git clone that has it, else None."""
+    commit, path = source.url.split("/", 6)[5:7]
+    for clone in clones:
+        shown = subprocess.run(["git", "-C", clone, "show", f"{commit}:{path}"], capture_output=True, check=False)
+        if shown.returncode == 0:
+            return shown.stdout.decode()
+    return None
+
+
+def _download(source: Source) -> str:
+    try:
+        with urllib.request.urlopen(source.url, timeout=60) as response:
+            return response.read().decode()
+    except OSError as error:
+        raise SystemExit(f"{source.url}: cannot download ({error}); give local clones with --clones") from None
+
+
+def fetch(clones: list[str]) -> None:
+    """Write each pinned file into code/, from a local clone holding its commit or else downloaded."""
     CODE.mkdir(exist_ok=True)
     for source in sources():
-        with urllib.request.urlopen(source.url, timeout=60) as response:
-            text = lintable(source.url, response.read().decode())
+        raw = _from_clone(source, clones)
+        text = lintable(source.url, raw if raw is not None else _download(source))
         if digest(text) != source.sha256:
             raise SystemExit(f"{source.url}: sha256 {digest(text)}, not the pinned {source.sha256}")
         (CODE / f"{source.name}.py").write_text(text)
@@ -168,12 +189,12 @@ def precision() -> float:
 
 
 def main(argv: list[str]) -> int:
-    if argv[1:] == ["fetch"]:
-        fetch()
+    if argv[1:2] == ["fetch"] and argv[2:3] in ([], ["--clones"]):
+        fetch(argv[3:])
         return 0
     if argv[1:] == ["table"]:
         if missing():
-            print(f"not fetched (run `python {argv[0]} fetch`): {', '.join(missing())}", file=sys.stderr)
+            print(f"{len(missing())} of {len(sources())} files not fetched: run `python {argv[0]} fetch`", file=sys.stderr)
             return 2
         differ = [s.name for s in sources() if found(s.name) != expected(s.name)]
         print(table())

@@ -39,7 +39,7 @@ def test_the_documented_precision_table_is_the_judgements():
 @pytest.mark.parametrize("source", SOURCES, ids=lambda s: s.name)
 def test_lint_makes_exactly_the_judged_findings_on_published_code(source):
     if source.name in published.missing():
-        pytest.skip(f"{source.name} is not fetched: run `python tests/lint/published.py fetch`")
+        pytest.skip(f"{source.name} is not fetched: run `python tests/lint/published.py fetch [--clones DIR...]`")
     assert published.found(source.name) == published.expected(source.name)
 
 
