@@ -194,7 +194,9 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[1:] == ["table"]:
         if missing():
-            print(f"{len(missing())} of {len(sources())} files not fetched: run `python {argv[0]} fetch`", file=sys.stderr)
+            print(
+                f"{len(missing())} of {len(sources())} files not fetched: run `python {argv[0]} fetch`", file=sys.stderr
+            )
             return 2
         differ = [s.name for s in sources() if found(s.name) != expected(s.name)]
         print(table())
