@@ -398,3 +398,9 @@ def test_tfds_splits_unpacked_beside_the_info_are_followed():
     ds_train = ds_train.map(augment).cache()
     ds_info = ds_info.map(augment).cache()
     """) == [(6, "TFG006")]
+
+
+def test_a_pipeline_made_in_a_function_followed_from_its_parameter_is_followed_into_the_next_call():
+    # `run` (called once with a pipeline) builds another and hands it to `train`, defined after it.
+    run_first = "def run(source):\n    train(tf.data.Dataset.range(4).batch(2), 5)\n    return source\n\n\n"
+    assert _codes(run_first + PASSED.replace("train(train_dataset, 50)", "run(train_dataset)")) == [(14, "TFG004")]

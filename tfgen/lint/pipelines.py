@@ -266,8 +266,8 @@ def pipelines(ctx: FileContext):
     def compute():
         chains, loops = [], []
         scanned = [(scope, _scan(ctx, scope)) for scope in ctx.scopes()]
-        for scope, found in scanned:
-            seeds = _parameter_pipelines(ctx, scope)
+        seeded = [(scope, found, _parameter_pipelines(ctx, scope)) for scope, found in scanned]  # before rescans
+        for scope, found, seeds in seeded:
             found = _scan_with(ctx, scope, dict(seeds)) if seeds else found
             chains.extend(found[0])
             loops.extend(found[1])
