@@ -42,13 +42,14 @@ from tfgen.check.modules import LookupFailed, import_function, lookup_path
 from tfgen.check.tfds_deep import deep_tfds
 from tfgen.errors import SpecError
 from tfgen.generate.code import adapted_arguments, application_call, float32_head, keras_call
-from tfgen.generate.plan import optimizer_view, user_functions
+from tfgen.generate.plan import optimizer_view
 from tfgen.spec import catalog
 from tfgen.spec.loader import Loc, Located
 from tfgen.spec.models import KerasObject, Spec
 from tfgen.spec.models.applications import ApplicationSpec
 from tfgen.spec.models.model import Residual
 from tfgen.spec.names import output_names
+from tfgen.spec.script_rules import imported_references
 from tfgen.spec.support import ADAPTABLE
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -176,7 +177,7 @@ class _Deep:
     def run(self) -> str:
         spec, keras = self.spec, self.keras
         self.issues += folder_issues(self.doc, spec)
-        for loc, reference in user_functions(spec):
+        for loc, reference in imported_references(spec):
             if loc[0] == "data":  # the builder is imported where the model is built
                 self.function(reference, loc)
         self.issues += deep_tfds(self.doc, spec)

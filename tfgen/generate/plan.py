@@ -44,14 +44,14 @@ from tfgen.generate.views import (
     View,
     Weighting,
 )
-from tfgen.spec.custom_objects import spec_references
 from tfgen.spec.models import Spec
 from tfgen.spec.names import has_validation, metric_keys, output_names
+from tfgen.spec.script_rules import RUNTIME_PACKAGE, imported_references
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
-RUNTIME_MODULE = "tfgen_runtime"  # the support package written beside the scripts
+RUNTIME_MODULE = RUNTIME_PACKAGE  # the support package written beside the scripts
 
 
 def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".") -> View:
@@ -77,7 +77,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
         name=spec.name,
         seed=spec.seed,
         output_dir=literal(spec.output_dir or f"runs/{spec.name}"),
-        spec_dir=literal(spec_dir) if user_functions(spec) else None,
+        spec_dir=literal(spec_dir) if imported_references(spec) else None,
         epochs=spec.train.epochs,
         inputs=[_field(n, i.shape, i.dtype, _input_classes(i)) for n, i in spec.model.inputs.items()],
         targets=[_field(n, t.shape, t.dtype, t.class_count, t.class_names) for n, t in spec.targets.items()],
@@ -322,15 +322,6 @@ def _trackers(spec: Spec) -> TrackersView:
 def _plateau_args(plateau) -> TrackerArgs:
     options = {k: literal(v) for k, v in plateau.model_dump().items() if k != "monitor"}
     return TrackerArgs(literal(plateau.monitor), options)
-
-
-def user_functions(spec: Spec) -> list[tuple[tuple[str, ...], str]]:
-    """The `package.module:function` references the script imports, with their spec fields."""
-    parts = [part for part in ("train", "validation", "test") if getattr(spec.data, part)]
-    sources = [(("data", part, "source", "function"), getattr(spec.data, part).source) for part in parts]
-    found = [(loc, source.function) for loc, source in sources if source.type == "python"]
-    found += spec_references(spec)  # the user's own Keras objects (`type: "module:Name"`)
-    return found + ([(("model", "builder"), spec.model.builder)] if spec.model.builder else [])
 
 
 def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:

@@ -15,6 +15,7 @@ from tfgen.spec.folder_checks import folder_sources
 from tfgen.spec.loader import Loc, Located, walk
 from tfgen.spec.models import Spec
 from tfgen.spec.names import FIXED_KEYS, VALIDATION_PREFIX, has_validation, history_keys, metric_key, output_names
+from tfgen.spec.script_rules import SCRIPT_CHECKS
 from tfgen.spec.string_rules import STRING_CHECKS
 from tfgen.spec.support import (
     ADAPTABLE,
@@ -477,6 +478,7 @@ CHECKS = (
     (_history, {"model", "targets", "metrics", "loss_weighting"}),
     *BRANCH_CHECKS,
     *STRING_CHECKS,
+    *SCRIPT_CHECKS,
     *WEIGHT_CHECKS,
     *((_finite(section), {section}) for section in ("model", "data", "losses", "metrics", "optimizer")),
 )
