@@ -87,6 +87,28 @@ def test_set_overrides_are_typed_by_the_schema_and_located(tmp_path, monkeypatch
     )
 
 
+@pytest.mark.parametrize(
+    ("value", "shown", "message"),
+    [
+        ("runs/a\nb", "runs/a\\nb", "the line break #x000a is not allowed in a --set value (it is one line)"),
+        ("runs/a\x1b[2Jb", "runs/a\\x1b[2Jb", "the control character #x001b is not allowed in YAML"),
+        ("runs/a\x00b", "runs/a\\x00b", "the control character #x0000 is not allowed in YAML"),
+    ],
+)
+def test_a_set_string_with_a_control_character_is_refused_in_one_line_as_yaml_would(
+    value, shown, message, tmp_path, capsys, monkeypatch
+):
+    """`--set output_dir=...` kept a newline or an ESC that the same value in the spec file is refused for."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(base_spec()))
+    assert main(["validate", "s.yaml", "--set", f"output_dir={value}"]) == 2
+    assert capsys.readouterr().err == f"--set output_dir={shown}:1:24: {message}\n"
+    if "\n" not in value:  # the same value in the spec file is refused with the same words
+        (tmp_path / "t.yaml").write_text(f"output_dir: {value}\n")
+        assert main(["validate", "t.yaml"]) == 2
+        assert capsys.readouterr().err == f"t.yaml:1:19: {message}\n"
+
+
 def test_init_writes_a_starter_that_validates_builds_and_refuses_to_overwrite(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_text("")
