@@ -108,7 +108,12 @@ def imported_modules() -> set[str]:
         text=True,
         timeout=600,
         check=True,
-        env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin", "HOME": str(Path.home())},
+        env={
+            "TF_CPP_MIN_LOG_LEVEL": "3",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(Path.home()),
+        },
     )
     return set(result.stdout.split())
 
@@ -116,7 +121,9 @@ def imported_modules() -> set[str]:
 def kept(names: set[str]) -> list[str]:
     """The names a spec file could take (identifiers; no generated `__...` ones) that the
     standard library's list (checked at run time) does not hold."""
-    return sorted(n for n in names if IDENTIFIER.match(n) and not n.startswith("__") and n not in sys.stdlib_module_names)
+    return sorted(
+        n for n in names if IDENTIFIER.match(n) and not n.startswith("__") and n not in sys.stdlib_module_names
+    )
 
 
 def recorded() -> dict[str, list[str]]:

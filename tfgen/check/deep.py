@@ -86,6 +86,8 @@ def first_line(error: BaseException) -> str:
     when calling ...' preamble, nor its terminal colours)."""
     lines = [line.strip() for line in _ANSI.sub("", str(error)).splitlines()]
     lines = [line for line in lines if line and not line.startswith("Exception encountered when calling")]
+    if len(lines) > 1 and lines[0].endswith("Error encountered:"):  # Keras's wrapper of a failed `call`
+        return f"its call fails on the model's tensors: {lines[1]}"
     return lines[0] if lines else type(error).__name__
 
 
