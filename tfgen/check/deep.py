@@ -41,7 +41,7 @@ from tfgen.check.merge_rules import trunk_input
 from tfgen.check.modules import LookupFailed, import_function, lookup_path
 from tfgen.check.tfds_deep import deep_tfds
 from tfgen.errors import SpecError
-from tfgen.generate.code import adapted_arguments, application_call, float32_head, keras_call
+from tfgen.generate.code import Adapted, adapted_arguments, application_call, float32_head, keras_call
 from tfgen.generate.plan import optimizer_view
 from tfgen.spec import catalog
 from tfgen.spec.loader import Loc, Located
@@ -91,13 +91,24 @@ def first_line(error: BaseException) -> str:
     return lines[0] if lines else type(error).__name__
 
 
+class _StandInSizes(dict):
+    """`vocabulary_sizes` as --deep builds the model: it never adapts, so a lookup whose width is
+    its vocabulary's size gets a stand-in width (the script finds the real one before it builds)."""
+
+    def __missing__(self, name: str) -> int:
+        return 64
+
+
+STAND_IN_SIZES = _StandInSizes()
+
+
 class _Deep:
     def __init__(self, keras, doc: Located, spec: Spec, spec_dir: Path, trust: bool = False):
         self.keras, self.doc, self.spec, self.spec_dir = keras, doc, spec, spec_dir
         self.trust = trust  # import any module the spec names (modules.import_function)
         self.issues = []
         self.graph_outputs: dict[str, Any] = {}  # a builder model's own output tensors, by name
-        self.adapted: dict[str, int] = {}  # adapted layers named as the planner names them
+        self.adapted = Adapted()  # adapted layers named as the planner names them
         self.preprocessed: Any = None  # the model input that `preprocess` gives (None: as declared)
 
     def fail(self, loc: Loc, message: str) -> None:
@@ -123,7 +134,8 @@ class _Deep:
         """Run one constructor call as the script writes it (the planner's text: validated class
         and argument names, values as Python literals), with only `keras` and `names` in scope."""
         try:
-            return eval(code, {"__builtins__": {}, "keras": self.keras, **names})
+            scope = {"keras": self.keras, "vocabulary_sizes": STAND_IN_SIZES, **names}
+            return eval(code, {"__builtins__": {}, **scope})
         except Exception as error:
             self.fail(loc, f"{name}: {first_line(error)}")
             return None

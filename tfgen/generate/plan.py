@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from tfgen.generate.code import argument, float32_head, keras_call, keywords, layer_lines, literal
+from tfgen.generate.code import Adapted, argument, float32_head, keras_call, keywords, layer_lines, literal
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit, strings_reason
 from tfgen.generate.folder_plan import folder_description, folder_source
 from tfgen.generate.identity import data_files, state_sha256
@@ -57,7 +57,7 @@ RUNTIME_MODULE = RUNTIME_PACKAGE  # the support package written beside the scrip
 def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".") -> View:
     """`spec_dir`: the spec's folder relative to the script's (POSIX), where the script looks
     for user modules after sys.path and the working directory."""
-    adapted: dict[str, int] = {}
+    adapted = Adapted()
     mixed = spec.precision != "float32"
     # In the order the model applies them (branches, trunk, heads): an adapted layer is adapted
     # after the adapted layers before it.
@@ -151,7 +151,7 @@ def _field(name: str, shape: list, dtype: str, classes: int | None, names: tuple
     return FieldView(name=name, shape=literal(tuple(shape)), dtype=dtype, classes=classes, names=listed)
 
 
-def _outputs(spec: Spec, adapted: dict[str, int], mixed: bool) -> list[OutputView]:
+def _outputs(spec: Spec, adapted: Adapted, mixed: bool) -> list[OutputView]:
     metrics: dict[str, list[tuple[str, str]]] = {}
     for output, key, metric in metric_keys(spec):
         metrics.setdefault(output, []).append((key, keras_call(metric, "metrics")))
@@ -192,7 +192,7 @@ def _source(source, part: Part, spec: Spec | None = None) -> SourceView:
     return tfds_view(source, part) if kind is SourceType.TFDS else SourceView(kind, part)  # synthetic: drawn
 
 
-def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
+def _data(spec: Spec, adapted: Adapted) -> DataView:
     train, validation = spec.data.train, spec.data.validation
     validation_batch = (validation.batch_size if validation else None) or train.batch_size
     if train.bucket_by_sequence_length:
@@ -229,7 +229,7 @@ def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
         else None,
         preprocess=[keras_call(layer, "layers") for layer in train.preprocess],
         augment=[keras_call(layer, "layers") for layer in train.augment],
-        augment_optional=bool(adapted and train.augment),
+        augment_optional=bool(adapted.batches and train.augment),
         layer_input=next(iter(spec.model.inputs)),
         placement=resolve_in_memory(spec),
         shard_policy=shard_policy,

@@ -158,15 +158,11 @@ def _adapted_layer(spec: Spec, doc: Located, loc: Loc, layer: Any) -> Iterator[S
             (*loc, "output_mode"),
             f"an adapted `{layer.type}` cannot use `tf_idf` (its weights are not kept in the checkpoint)",
         )
-    elif (
-        layer.type in VOCABULARY_ADAPTED
-        and mode != "int"
-        and not (layer.args.get("pad_to_max_tokens") and layer.args.get("max_tokens"))
-    ):
+    elif layer.type in VOCABULARY_ADAPTED and layer.args.get("pad_to_max_tokens") and not layer.args.get("max_tokens"):
         yield doc.issue(
-            (*loc, "output_mode"),
-            f"an adapted `{layer.type}` with `output_mode: {mode}` needs "
-            "`max_tokens` and `pad_to_max_tokens: true` (the model is built before the vocabulary is known)",
+            (*loc, "pad_to_max_tokens"),
+            "`pad_to_max_tokens` pads to `max_tokens`: give it, or remove `pad_to_max_tokens` (the width is "
+            "then the adapted vocabulary's size)",
         )
     not_float32 = layer.args.get("dtype", "float32") != "float32"
     if layer.type not in INTEGER_ADAPTED and spec.precision != "float32" and not_float32:
