@@ -85,6 +85,8 @@ def test_a_python_source_module_named_like_the_script_is_refused_by_validate(tmp
         "generates (gan.py), which would import itself instead: rename the spec or the module\n"
     )
     assert validated == (2, message)
+    assert main(["validate", "--deep", "gan.yaml"]) == 2  # --deep validates first, the same way
+    assert capsys.readouterr().err == message
 
 
 def test_the_recorded_module_names_hold_every_distribution_the_training_stack_requires():
