@@ -7,6 +7,9 @@ installed training stack and committed as `tfgen/spec/shadowed_modules.json`, fr
 
 - `distributions`: the top-level import names of every installed distribution that TensorFlow,
   Keras or NumPy requires, followed transitively (its `top_level.txt` or its file list);
+- `script`: the top-level modules the generated code imports by name (the support package's
+  modules and the script templates), also those of optional extras not installed here
+  (`tensorflow_datasets`);
 - `imported`: the top-level modules (outside the standard library) loaded after importing
   TensorFlow, Keras, NumPy and the support package, then building, training, checkpointing and
   saving a small model, as a script does (TensorFlow imports more than it requires when it is
@@ -22,6 +25,7 @@ Usage: python scripts/extract_shadowed_modules.py [--check]
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import re
 import subprocess
@@ -99,6 +103,24 @@ def distribution_modules() -> set[str]:
     }
 
 
+TEMPLATE_IMPORT = re.compile(r"^\s*(?:import ([A-Za-z_]\w*)|from ([A-Za-z_]\w*)\S* import )", re.MULTILINE)
+
+
+def script_modules() -> set[str]:
+    """The top-level modules the support package and the script templates import."""
+    templates = ROOT / "tfgen" / "generate" / "templates"
+    found: set[str] = set()
+    for path in sorted(templates.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.partition(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.partition(".")[0])
+    for path in sorted(templates.glob("*.jinja")):
+        found |= {a or b for a, b in TEMPLATE_IMPORT.findall(path.read_text(encoding="utf-8"))}
+    return found
+
+
 def imported_modules() -> set[str]:
     """The top-level modules a fresh interpreter holds after using the stack as a script does."""
     runtime = ROOT / "tfgen" / "generate" / "templates"
@@ -129,6 +151,7 @@ def kept(names: set[str]) -> list[str]:
 def recorded() -> dict[str, list[str]]:
     return {
         "distributions": kept(distribution_modules()),
+        "script": kept(script_modules() - {"tfgen_runtime"}),
         "imported": kept(imported_modules() - {"tfgen_runtime"}),
     }
 

@@ -89,10 +89,22 @@ def test_a_python_source_module_named_like_the_script_is_refused_by_validate(tmp
     assert capsys.readouterr().err == message
 
 
-def test_the_recorded_module_names_hold_every_distribution_the_training_stack_requires():
+def _extractor():
     spec = importlib.util.spec_from_file_location("extract_shadowed_modules", EXTRACT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def test_the_recorded_module_names_hold_every_module_the_generated_code_imports():
+    """tensorflow_datasets too, which a tfds source's script imports (installed here or not)."""
+    imported = set(_extractor().script_modules())
+    assert {"tensorflow", "keras", "numpy", "tensorflow_datasets", "json", "zipfile"} <= imported
+    assert imported - shadowed_modules() == {"tfgen_runtime"}  # its own rule
+
+
+def test_the_recorded_module_names_hold_every_distribution_the_training_stack_requires():
+    module = _extractor()
     required = set(module.kept(module.distribution_modules()))
     assert {"tensorflow", "keras", "numpy", "google", "absl", "h5py"} <= required
     assert required - shadowed_modules() == set()
