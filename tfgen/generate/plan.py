@@ -104,7 +104,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
             every_epochs=_every_epochs(spec),
             every_steps=spec.checkpoint.every_steps,
             keep=spec.checkpoint.keep,
-            resume=spec.checkpoint.resume == "auto",
+            fresh=spec.checkpoint.resume == "never",
             exports=literal([kind for kind in ("keras", "saved_model") if kind in spec.checkpoint.export]),
         ),
         logging=LoggingView(

@@ -403,7 +403,7 @@ class CheckpointView:
     every_epochs: int | None  # None: every epoch (or every_steps)
     every_steps: int | None
     keep: int
-    resume: bool
+    fresh: bool  # `resume: never`: every run discards the previous one
     exports: str  # the literal list of exports rt.export writes: ["keras", "saved_model"], or fewer
 
     @property
