@@ -36,6 +36,7 @@ concern:
 - `trackers`: early stopping, the plateau factor, the best epoch's weights
 - `signals`: stop signals (save and exit)
 - `report`: history values, the epoch line, the progress bar
+- `vocabularies`: lookups whose width is their adapted vocabulary's size, found before the model
 """
 
 from .applications import application
@@ -91,6 +92,7 @@ from .tfds_source import load_tfds
 from .tfrecords import checked_tfrecords
 from .trackers import EarlyStopping, KeepBest, ReduceOnPlateau
 from .trainer import COMPILE_FROM_STEPS, StandardTrainer
+from .vocabularies import vocabulary_sizes
 
 __all__ = [
     "COMPILE_FROM_STEPS",
@@ -153,6 +155,7 @@ __all__ = [
     "synthetic_arrays",
     "text_folder",
     "variable_path",
+    "vocabulary_sizes",
     "warn_if_float16_on_cpu",
     "weigh_losses",
     "with_sample_weights",

@@ -65,6 +65,7 @@ class RunDirectory:
         self.write = self.output
         self.class_names = {}  # {target: [names]}, set by `data`
         self.class_weights = {}  # {target: [weight by class id]}, set by the script
+        self.vocabulary_sizes = {}  # {layer name: size}, set by `vocabulary_sizes`
         if self.chief:  # before anything in the folder is read or written
             hold(self.output)
         else:  # removed on any exit but SIGKILL (a stop signal exits)
@@ -134,8 +135,8 @@ class RunDirectory:
 
     def record(self, argv):
         """run.json: what made the script, the run's facts, the versions it runs on, its
-        arguments, the class names known and the class weights (a partial file, then
-        renamed)."""
+        arguments, the class names known, the class weights and the vocabulary sizes (a
+        partial file, then renamed)."""
         if argv is None:
             argv = sys.argv[1:]
         versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
@@ -144,6 +145,8 @@ class RunDirectory:
             record["class_names"] = self.class_names
         if self.class_weights:
             record["class_weights"] = self.class_weights
+        if self.vocabulary_sizes:  # a resumed run builds its model with them
+            record["vocabulary_sizes"] = self.vocabulary_sizes
         write_whole(self.write / "run.json", json.dumps(record, indent=2) + "\n")
 
     def discard(self):

@@ -174,6 +174,8 @@ def layer_model(draw) -> dict:
                     {"type": "Hashing", "num_bins": bins},
                     {"type": "StringLookup", "max_tokens": bins, "adapt": True},
                     {"type": "StringLookup", "vocabulary": ["w0", "w1", "w2"]},
+                    # as wide as its adapted vocabulary: the script finds the width before building
+                    {"type": "StringLookup", "output_mode": "multi_hot", "adapt": True},
                 ]
             )
         )
@@ -181,7 +183,9 @@ def layer_model(draw) -> dict:
         if tokens:
             ids = {"type": "TextVectorization", "max_tokens": bins, "output_sequence_length": 4, "adapt": True}
         opening = [ids, {"type": "Embedding", "input_dim": bins, "output_dim": width}]
-        if shape or tokens:
+        if ids.get("output_mode") == "multi_hot":
+            opening = [ids]
+        elif shape or tokens:
             opening.append({"type": "GlobalAveragePooling1D"})
     else:
         vocabulary = draw(st.integers(4, 12))

@@ -167,16 +167,20 @@ def test_every_regression_spec_builds_clean_under_black_and_ruff(tmp_path):
     assert (findings, errors, files) == ([], [], len(REGRESSION_SPECS) + runtime_files)
 
 
-@pytest.mark.parametrize("stem", ["keras", "json", "numpy"])
+@pytest.mark.parametrize("stem", ["keras", "json", "numpy", "google", "absl", "h5py"])
 def test_a_spec_named_like_a_module_the_script_imports_is_refused(stem, tmp_path, capsys, monkeypatch):
-    """generated/keras.py would import itself for `import keras` (its folder is first on sys.path)."""
+    """generated/keras.py would import itself for `import keras` (its folder is first on sys.path);
+    generated/google.py would be TensorFlow's `google.protobuf` (a circular import): validate and
+    build refuse alike, from the recorded import closure of the training stack."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / f"{stem}.yaml").write_text((REGRESSION_SPECS[0]).read_text())
-    assert main(["build", f"{stem}.yaml", "--out", "generated"]) == 2
-    assert capsys.readouterr().err == (
+    expected = (
         f"{stem}.yaml:1:1: a spec named `{stem}.yaml` would generate {stem}.py, which would shadow the module "
         f"`{stem}` (a script's folder comes first on sys.path, so `import {stem}` would import the script): rename the spec\n"
     )
+    for command in (["validate", f"{stem}.yaml"], ["build", f"{stem}.yaml", "--out", "generated"]):
+        assert main(command) == 2
+        assert capsys.readouterr().err == expected
     assert not (tmp_path / "generated").exists()
 
 

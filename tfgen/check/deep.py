@@ -41,14 +41,15 @@ from tfgen.check.merge_rules import trunk_input
 from tfgen.check.modules import LookupFailed, import_function, lookup_path
 from tfgen.check.tfds_deep import deep_tfds
 from tfgen.errors import SpecError
-from tfgen.generate.code import adapted_arguments, application_call, float32_head, keras_call
-from tfgen.generate.plan import optimizer_view, user_functions
+from tfgen.generate.code import Adapted, adapted_arguments, application_call, float32_head, keras_call
+from tfgen.generate.plan import optimizer_view
 from tfgen.spec import catalog
 from tfgen.spec.loader import Loc, Located
 from tfgen.spec.models import KerasObject, Spec
 from tfgen.spec.models.applications import ApplicationSpec
 from tfgen.spec.models.model import Residual
 from tfgen.spec.names import output_names
+from tfgen.spec.script_rules import imported_references
 from tfgen.spec.support import ADAPTABLE
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -85,7 +86,20 @@ def first_line(error: BaseException) -> str:
     when calling ...' preamble, nor its terminal colours)."""
     lines = [line.strip() for line in _ANSI.sub("", str(error)).splitlines()]
     lines = [line for line in lines if line and not line.startswith("Exception encountered when calling")]
+    if len(lines) > 1 and lines[0].endswith("Error encountered:"):  # Keras's wrapper of a failed `call`
+        return f"its call fails on the model's tensors: {lines[1]}"
     return lines[0] if lines else type(error).__name__
+
+
+class _StandInSizes(dict):
+    """`vocabulary_sizes` as --deep builds the model: it never adapts, so a lookup whose width is
+    its vocabulary's size gets a stand-in width (the script finds the real one before it builds)."""
+
+    def __missing__(self, name: str) -> int:
+        return 64
+
+
+STAND_IN_SIZES = _StandInSizes()
 
 
 class _Deep:
@@ -94,7 +108,7 @@ class _Deep:
         self.trust = trust  # import any module the spec names (modules.import_function)
         self.issues = []
         self.graph_outputs: dict[str, Any] = {}  # a builder model's own output tensors, by name
-        self.adapted: dict[str, int] = {}  # adapted layers named as the planner names them
+        self.adapted = Adapted()  # adapted layers named as the planner names them
         self.preprocessed: Any = None  # the model input that `preprocess` gives (None: as declared)
 
     def fail(self, loc: Loc, message: str) -> None:
@@ -120,7 +134,8 @@ class _Deep:
         """Run one constructor call as the script writes it (the planner's text: validated class
         and argument names, values as Python literals), with only `keras` and `names` in scope."""
         try:
-            return eval(code, {"__builtins__": {}, "keras": self.keras, **names})
+            scope = {"keras": self.keras, "vocabulary_sizes": STAND_IN_SIZES, **names}
+            return eval(code, {"__builtins__": {}, **scope})
         except Exception as error:
             self.fail(loc, f"{name}: {first_line(error)}")
             return None
@@ -176,7 +191,7 @@ class _Deep:
     def run(self) -> str:
         spec, keras = self.spec, self.keras
         self.issues += folder_issues(self.doc, spec)
-        for loc, reference in user_functions(spec):
+        for loc, reference in imported_references(spec):
             if loc[0] == "data":  # the builder is imported where the model is built
                 self.function(reference, loc)
         self.issues += deep_tfds(self.doc, spec)

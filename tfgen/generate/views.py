@@ -301,16 +301,13 @@ class ModelView:
     trunk: list[LayerLine]
     outputs: list[OutputView]
     adapted: dict[str, int]  # adapted layer name -> training batches (trunk first, then heads)
+    vocabulary_copies: dict[str, str]  # a lookup sized by its vocabulary -> its copy's constructor call
     kept_outside: dict[str, str]  # adapted layer type -> dtype of the checkpoint's copy (KEPT_OUTSIDE)
+    adapts_strings: bool  # an adapted layer learns a vocabulary of strings (StringLookup, TextVectorization)
 
     @property
     def several_outputs(self) -> bool:
         return len(self.outputs) > 1
-
-    @property
-    def adapts_strings(self) -> bool:
-        """Whether an adapted layer learns a vocabulary of strings (StringLookup, TextVectorization)."""
-        return "string" in self.kept_outside.values()
 
     @property
     def averaged_outputs(self) -> list[OutputView]:
@@ -406,7 +403,7 @@ class CheckpointView:
     every_epochs: int | None  # None: every epoch (or every_steps)
     every_steps: int | None
     keep: int
-    resume: bool
+    fresh: bool  # `resume: never`: every run discards the previous one
     exports: str  # the literal list of exports rt.export writes: ["keras", "saved_model"], or fewer
 
     @property

@@ -184,9 +184,12 @@ or vocabulary back into the layer before the first step instead of adapting, and
 holds them (Discretization's config, the lookups' vocabulary assets). `StringLookup` and
 `TextVectorization` adapt their vocabulary the same way, on a `dtype: string` input (on a model
 without one, `adapt` on them is a located error), and the exported `model.keras` takes raw
-strings. An adapted `IntegerLookup`, `StringLookup` or `TextVectorization` needs `output_mode: int`,
-or `max_tokens` with `pad_to_max_tokens: true` (the model is built before the vocabulary is known;
-`tf_idf` weights are not kept, so refused). `adapt` on a
+strings. An adapted `IntegerLookup`, `StringLookup` or `TextVectorization` with `output_mode:
+one_hot`, `multi_hot` or `count` is as wide as its vocabulary, as when Keras adapts it, then builds
+the model: the script adapts a copy of it before building the model to find that size (on the same
+training batches), and run.json records it (`vocabulary_sizes`), so a resumed run builds the same
+model; `max_tokens` caps the vocabulary, and with `pad_to_max_tokens: true` the width is `max_tokens`
+(`tf_idf` weights are not kept, so refused). `adapt` on a
 layer with no statistics, with the arguments it computes (`mean`, `bin_boundaries`,
 `vocabulary`), or on a `data.train.preprocess`/`augment` layer (not part of the model, so not
 checkpointed) is a located error. `tests/e2e/test_adapt.py` chains `Normalization` → `Discretization`

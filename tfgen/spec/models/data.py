@@ -103,7 +103,7 @@ class CsvSource(StrictModel):
         examples=["price"],
     )
     delimiter: str = Field(
-        ",", min_length=1, max_length=1, description="the one character between fields", examples=[";"]
+        ",", min_length=1, max_length=1, description="the one ASCII character between fields", examples=[";"]
     )
     na_values: list[str] = Field(
         [],
@@ -117,6 +117,11 @@ class CsvSource(StrictModel):
     def _delimiter(cls, value: str) -> str:
         if value in ('"', "\n", "\r"):
             raise ValueError("a delimiter cannot be a quote or a line break")
+        if len(value.encode("utf-8")) != 1:  # tf.io.decode_csv's field_delim is one byte
+            raise ValueError(
+                f"a delimiter is one ASCII character (TensorFlow's CSV reader splits on one byte); "
+                f"{value!r} is {len(value.encode('utf-8'))} bytes in UTF-8"
+            )
         return value
 
 
