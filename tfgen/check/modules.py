@@ -26,6 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from tfgen.generate import templates_dir
 from tfgen.spec.catalog import closest, did_you_mean
 
 VENDORED = {"site-packages", "dist-packages"}  # installed packages, even inside the project
@@ -40,8 +41,6 @@ class LookupFailed(Exception):
 def runtime_module(name: str) -> types.ModuleType:
     """The support package's module `name` (`imports`, `custom`), imported alone from tfgen's copy
     of `tfgen_runtime/` (not the whole package: its __init__ imports TensorFlow)."""
-    from tfgen.generate.render import templates_dir
-
     package = types.ModuleType(RUNTIME_NAME)
     package.__path__ = [str(templates_dir() / "tfgen_runtime")]
     sys.modules.setdefault(RUNTIME_NAME, package)
