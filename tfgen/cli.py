@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tfgen import __version__
 from tfgen.errors import SpecError, UsageError
+from tfgen.stdout import reader_may_leave
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_INVALID = 0, 1, 2
 
@@ -143,6 +144,11 @@ def _add_set(command: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    with reader_may_leave():  # `tfgen build | head -1`: the verdict, never an error (tfgen/stdout.py)
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _run(args)
