@@ -125,10 +125,12 @@ def _add_trust(command: argparse.ArgumentParser, who: str) -> None:
     command.add_argument(
         "--trust",
         action="store_true",
-        help=f"{who}: by default only from modules of this project (files under the working directory or "
-        "the spec's folder, not in site-packages) and keras, tensorflow, numpy, sklearn.datasets, "
-        "tensorflow_datasets, tfgen.datasets; --trust allows any module (plain validate, build, check, diff "
-        "and lint never import them)",
+        help=f"{who}: by default only what each place takes: a builder, a data source or a loss function of a "
+        "module of this project (files under the working directory or the spec's folder, not in site-packages) "
+        "or a known data loader (sklearn.datasets:load_*/make_*, tfgen.datasets:*, keras.datasets.*:load_data); "
+        "a layer, loss, metric, ... that is that kind of Keras class (from the project, keras or tensorflow); "
+        "--trust allows any module and function, but a Keras place still takes only its kind of class "
+        "(plain validate, build, check, diff and lint never import them)",
     )
 
 
