@@ -21,6 +21,7 @@ RMTREE = "tensorflow.io.gfile:rmtree"  # deletes the folder `path`
 ANY = "; pass --trust to allow any module"
 LOADERS = "sklearn.datasets:load_*, sklearn.datasets:make_*, tfgen.datasets:*, keras.datasets.*:load_data"
 DATA = f"a data function comes from a module of this project or is a known loader ({LOADERS})"
+BUILDER = "a model builder comes from a module of this project"
 LAYER = "a layer is a keras.layers.Layer subclass from keras, tensorflow or a module of this project"
 REGULARIZER = (
     "a regularizer is a keras.regularizers.Regularizer subclass from keras, tensorflow or a module of this project"
@@ -83,8 +84,7 @@ def test_deep_runs_no_library_gadget_named_as_a_layer_a_regularizer_a_loss_a_sou
     assert result.returncode == 2
     assert _fields(result.stderr) == [  # by file name: builder.yaml, layers.yaml, loss.yaml
         f"data.train.source.function: {SHELL}: refusing to import `numpy.distutils.exec_command`: {DATA}{ANY}",
-        f"model.builder: {RMTREE}: refusing to import `tensorflow.io.gfile`: a model builder comes from a module "
-        f"of this project{ANY}",
+        f"model.builder: {RMTREE}: refusing to import `tensorflow.io.gfile`: {BUILDER}{ANY}",
         f"model.layers.0.type: {SHELL}: refusing to import `numpy.distutils.exec_command`: {LAYER}{ANY}",
         f"model.layers.1.type: {RMTREE}: {LAYER}, {RMTREE_IS}",
         f"model.layers.2.kernel_regularizer.type: {RMTREE}: {REGULARIZER}, {RMTREE_IS}",
@@ -119,7 +119,7 @@ def test_the_script_and_smoke_refuse_a_gadget_source_and_layer_before_calling_ei
     """The script's data source runs the shell gadget and its first layer is the shell gadget
     too: the script refuses each (the source first; with --synthetic, the layer), as does smoke,
     in one line, and with --trust the layer is still no Layer."""
-    names, marker, victim = _gadgets(tmp_path)
+    _, marker, victim = _gadgets(tmp_path)
     spec = yaml.safe_load((tmp_path / "builder.yaml").read_text())
     spec["model"] = yaml.safe_load((tmp_path / "layers.yaml").read_text())["model"]
     (tmp_path / "builder.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))

@@ -68,8 +68,10 @@ def _refused(tmp_path: Path) -> list[str]:
             f"specs/x.yaml:{_at(spec, 'function', 'subprocess:run')}: data.train.source.function: subprocess:run: "
             f"refusing to import `subprocess`: {DATA}{ANY}"
         ),
-        f"specs/x.yaml:{_at(spec, 'builder', 'os:system')}: model.builder: os:system: refusing to import `os`: "
-        f"{BUILDER}{ANY}",
+        (
+            f"specs/x.yaml:{_at(spec, 'builder', 'os:system')}: model.builder: os:system: refusing to import `os`: "
+            f"{BUILDER}{ANY}"
+        ),
     ]
 
 

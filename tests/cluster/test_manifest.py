@@ -314,7 +314,7 @@ Yaml12Loader.add_implicit_resolver(
     list("-+.0123456789"),
 )
 Yaml12Loader.add_implicit_resolver("tag:tfgen,octal", re.compile(r"^0o[0-7]+$"), ["0"])
-Yaml12Loader.add_constructor("tag:tfgen,octal", lambda loader, node: int(node.value[2:], 8))
+Yaml12Loader.add_constructor("tag:tfgen,octal", lambda loader, node: int(node.value, 0))
 
 
 def kubernetes_expansion(text: str, env: dict[str, str]) -> str:
