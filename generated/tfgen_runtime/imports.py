@@ -163,14 +163,14 @@ def refused(reference, module, place):
 def misfit(reference, found, place, home_in_project, trusted):
     """Why `found` (what `reference` resolved to) does not fit `place` (None: it does).
     `home_in_project`: whether the module that defines it is the project's."""
+    if not callable(found):
+        return f"{reference}: {wanted(place)}, and this is {described(found)}"
     if place in BASES:
         kind = isinstance(found, type) and issubclass(found, keras_base(place))
         own = place == "losses" and (trusted or home_in_project)  # a loss function
-        return (
-            None
-            if kind or own
-            else f"{reference}: {wanted(place)}, and this is {described(found)}"
-        )
+        if kind or own:
+            return None
+        return f"{reference}: {wanted(place)}, and this is {described(found)}"
     if trusted or home_in_project:
         return None
     home = getattr(found, "__module__", None) or ""

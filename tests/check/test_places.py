@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import base_spec, run_tfgen, tfgen_here
+from conftest import base_spec, run_tfgen, tfgen_here, write_module
 
-from tfgen.check.modules import runtime_module
+from tfgen.check.modules import LookupFailed, import_function, runtime_module
 
 QUIET = {"TF_CPP_MIN_LOG_LEVEL": "3"}
 SHELL = "numpy.distutils.exec_command:exec_command"  # runs `command` in a shell
@@ -45,6 +45,21 @@ def test_a_library_module_is_imported_only_where_it_may_hold_what_the_place_take
     for reference in (SHELL, RMTREE, "keras.utils:get_file", "sklearn.datasets:fetch_openml", "pickle:loads"):
         assert not allows(reference, "data"), reference
     assert not allows("keras.applications:ResNet50", "builder") and not allows(RMTREE, "builder")
+
+
+def test_a_data_function_must_be_a_function_defined_in_the_project(tmp_path, monkeypatch):
+    """A name of a project module that is no function, or a library's function imported into it."""
+    write_module(tmp_path, "tfgen_case_data", "from shutil import rmtree\n\nload = 3\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "modules", dict(sys.modules))
+    expected = {
+        "tfgen_case_data:load": f"tfgen_case_data:load: {DATA}, and this is a int",
+        "tfgen_case_data:rmtree": f"tfgen_case_data:rmtree: {DATA}, and this is defined in `shutil`{ANY}",
+    }
+    for reference, message in expected.items():
+        with pytest.raises(LookupFailed) as failure:
+            import_function(reference, tmp_path, "data")
+        assert str(failure.value) == message
 
 
 def _gadgets(folder: Path) -> tuple[list[str], Path, Path]:

@@ -20,7 +20,7 @@ class Binding:
 
     name: str
     reference: str  # a Python literal
-    place: str  # the kind of Keras object it must be (`layers`, `losses`, ...: rt.places)
+    place: str  # the kind of Keras object it must be (`layers`, `losses`, ...: rt.imports)
 
 
 @dataclass(frozen=True)
