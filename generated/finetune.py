@@ -155,7 +155,7 @@ def per_example_losses(targets, predictions):
 
 def build_metrics():
     """Fresh metrics keyed by history name (one set for training, one for validation)."""
-    MeanRecall = rt.function("shape_metrics:MeanRecall", SPEC_DIR)
+    MeanRecall = rt.function("shape_metrics:MeanRecall", SPEC_DIR, "metrics")
     return {
         "loss": keras.metrics.Mean(name="loss"),
         "sparse_categorical_accuracy": keras.metrics.SparseCategoricalAccuracy(),

@@ -7,7 +7,7 @@ concern:
 - `cli`: the command line, and `run`, which makes a user's mistake one line
 - `devices`: the devices a strategy runs on, and a warning for float16 on a CPU
 - `errors`: `UserError`
-- `imports`: the user's functions a spec names
+- `imports`: the user's functions and classes a spec names, each checked for its place
 - `custom`: the user's own losses made per-example, a builder's one-tensor model keyed
 - `caches`: `cache: true`, one cache per training source for every epoch
 - `data`: the declared fields, sources checked against them, synthetic data, splits

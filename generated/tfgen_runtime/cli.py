@@ -64,7 +64,8 @@ def parse_args(argv, doc, epochs, output_dir, cpu_replicas=None):
         metavar="N",
         help=replicas,
     )
-    trust = "import any module the spec names (default: the project's and tfgen's libraries)"
+    trust = "import any module and call any function the spec names (default: the project's modules, "
+    trust += "and of libraries only Keras classes and known data loaders)"
     add("--trust", action="store_true", help=trust)
     args = parser.parse_args(argv)
     imports.TRUSTED = args.trust

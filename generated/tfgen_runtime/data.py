@@ -211,7 +211,7 @@ def from_function(reference, inputs, targets, spec_dir=None, /, **kwargs):
 
     `kwargs` are the spec's arguments of that function, passed on to it as they are.
     """
-    load = function(reference, spec_dir)
+    load = function(reference, spec_dir, "data")
     try:
         data = named_examples(load(**kwargs), inputs, targets)
     except UserError as error:

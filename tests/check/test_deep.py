@@ -163,8 +163,8 @@ def test_a_module_is_found_in_the_working_directory_before_the_spec_directory(tm
     write_module(tmp_path / "specs", "tfgen_case_beside", "def where():\n    return 'beside'\n")
     monkeypatch.chdir(tmp_path / "work")
     monkeypatch.setattr(sys, "modules", dict(sys.modules))
-    assert import_function("tfgen_case_where:where", tmp_path / "specs")() == "work"
-    assert import_function("tfgen_case_beside:where", tmp_path / "specs")() == "beside"
+    assert import_function("tfgen_case_where:where", tmp_path / "specs", "data")() == "work"
+    assert import_function("tfgen_case_beside:where", tmp_path / "specs", "data")() == "beside"
     assert str(tmp_path / "specs") not in sys.path  # the path is restored
 
 
@@ -183,5 +183,5 @@ def test_lookup_failures_are_one_line_and_name_where_it_looked(tmp_path, monkeyp
     }
     for reference, message in expected.items():
         with pytest.raises(LookupFailed) as failure:
-            import_function(reference, tmp_path)
+            import_function(reference, tmp_path, "data")
         assert str(failure.value) == message

@@ -127,7 +127,7 @@ class _Deep:
                     return None
                 if self.construct(value, nested, (*loc, arg)) is None:
                     return None
-        names = custom_names(self, obj, loc)  # the user's own objects it names, imported
+        names = custom_names(self, obj, kind, loc)  # the user's own objects it names, imported
         return None if names is None else self.evaluate(keras_call(obj, kind, extra), loc, name, **names)
 
     def evaluate(self, code: str, loc: Loc, name: str, **names: Any) -> Any:
@@ -193,7 +193,7 @@ class _Deep:
         self.issues += folder_issues(self.doc, spec)
         for loc, reference in imported_references(spec):
             if loc[0] == "data":  # the builder is imported where the model is built
-                self.function(reference, loc)
+                self.function(reference, loc, "data")
         self.issues += deep_tfds(self.doc, spec)
         for loc, message in csv_problems(spec):
             self.fail(loc, message)
@@ -208,9 +208,10 @@ class _Deep:
             self.fail(("model",), "the model could not be built")
         return "" if model is None else summary_table(model)
 
-    def function(self, reference: str, loc: Loc):
+    def function(self, reference: str, loc: Loc, place: str):
+        """What `reference` names, imported and checked to fit `place` (None, with an issue, if not)."""
         try:
-            return import_function(reference, self.spec_dir, self.trust)
+            return import_function(reference, self.spec_dir, place, self.trust)
         except LookupFailed as error:
             self.fail(loc, str(error))
             return None
@@ -279,7 +280,7 @@ class _Deep:
 
     def builder_model(self):
         spec, loc = self.spec, ("model", "builder")
-        build = self.function(spec.model.builder, loc)
+        build = self.function(spec.model.builder, loc, "builder")
         if build is None:
             return None, None
         try:
@@ -468,8 +469,10 @@ class _Deep:
         else:
             learning_rate = rate
         # as build_optimizer writes it: whole, or taking the wrapped rate by the name `learning_rate`
-        names = {**(custom_names(self, spec.optimizer, ("optimizer",)) or {}), "learning_rate": learning_rate}
-        optimizer = self.evaluate(view.call, ("optimizer",), spec.optimizer.type, **names)
+        custom = custom_names(self, spec.optimizer, "optimizers", ("optimizer",))
+        if custom is None:  # a reference refused or not found: said, and nothing to construct
+            return
+        optimizer = self.evaluate(view.call, ("optimizer",), spec.optimizer.type, **custom, learning_rate=learning_rate)
         if optimizer is None:
             return
         if spec.precision == "mixed_float16":

@@ -25,10 +25,13 @@ or a bare class name when there are no arguments. Nested Keras objects work the 
 blocks, branches, `preprocess` and `augment`; losses, metrics, and nested regularizers,
 initializers, constraints and learning-rate schedules), `type: "my_layers:Scale"` names a class
 of yours (`package.module:Name`), found as `python` sources and builders are: on `sys.path`, in
-the working directory, then next to the spec; without `--trust`, only a module of the project.
+the working directory, then next to the spec. It must be that kind of Keras class (a layer place
+takes a `keras.layers.Layer` subclass, a metric place a `keras.metrics.Metric` one, ...), from a
+module of the project or of keras or tensorflow (any module with `--trust`); a loss may also be a
+function of a module of the project. This is checked before anything is constructed.
 Its arguments are passed as keyword arguments and are not typed (`validate` never imports it;
 `validate --deep` builds it, and a constructor that refuses an argument is a located error). The
-script binds it where it uses it (`Scale = rt.function("my_layers:Scale", SPEC_DIR)` at the top
+script binds it where it uses it (`Scale = rt.function("my_layers:Scale", SPEC_DIR, "layers")` at the top
 of `build_model`). A loss may be a `keras.losses.Loss` subclass (made with `reduction=None`) or a
 plain function `(y_true, y_pred, **arguments) -> one loss per example` (both cast to the
 predictions' dtype, as Keras calls a loss function); values with more axes are averaged per
