@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from .errors import UserError
 from .imports import function
+from .labels import first_label_outside, is_labelled, labels_allowed, labels_within
 from .strings import (
     FILLS,
     WORDS,
@@ -31,8 +32,9 @@ Field = namedtuple("Field", "shape dtype classes names", defaults=[None, None])
 def checked_arrays(arrays, fields, what):
     """Name, shape-check and cast a source's arrays to the declared inputs or targets.
 
-    A cast that would change a value (3.7 to an integer, 300 to uint8, NaN to an integer),
-    labels outside [0, classes) and unknown class names are errors that name the array and a row.
+    A cast that would change a value (3.7 to an integer, 300 to uint8, NaN to an integer,
+    a complex number to a real one), labels outside their target's range (`labels`) and
+    unknown class names are errors that name the array and a row.
     """
     if not isinstance(arrays, dict):
         if len(fields) > 1:
@@ -72,6 +74,12 @@ def shape_fits(declared, shape):
 
 def lossless_cast(array, field, name):
     """`array` in the field's dtype, or UserError where the cast would change a value."""
+    if array.dtype.kind == "c":  # a cast to a real dtype would drop the imaginary parts
+        row = np.argwhere(np.asarray(array.imag) != 0)
+        value = f", e.g. {complex(array[tuple(row[0])]):.4g} at row {row[0][0]}" if len(row) else ""
+        found = f"{name}: complex values ({array.dtype}{value})"
+        fix = "give its real part (or its parts as two inputs)"
+        raise UserError(f"{found}; the spec declares {field.dtype}: {fix}")
     with np.errstate(invalid="ignore"):  # NaN to an integer: reported below
         cast = array.astype(field.dtype)
     if array.dtype.kind in "biuf" and np.dtype(field.dtype).kind in "biu":
@@ -83,13 +91,9 @@ def lossless_cast(array, field, name):
             raise UserError(f"{name}: {change} to {field.dtype}, {value}")
     if cast.dtype.kind == "f":
         require_finite(cast, name)
-    if field.classes and np.dtype(field.dtype).kind in "iu" and field.shape == ():
-        outside = (cast < 0) | (cast >= field.classes)
-        if outside.any():
-            row = int(np.argmax(outside))
-            labels = f"{outside.sum()} labels outside"
-            value = f"e.g. {cast[row]} at row {row}"
-            raise UserError(f"{name}: {labels} [0, {field.classes}), {value}")
+    problem = first_label_outside(cast, field, name)
+    if problem:
+        raise UserError(problem)
     return cast
 
 
@@ -149,12 +153,16 @@ def check_finite_features(x):
 
 
 def check_labels(y, targets):
-    """Assert, in the graph as the labels stream, that each is in [0, classes)."""
+    """Assert, in the graph as the labels stream, that each keeps its target's rule (in
+    [0, classes), or [0, 1] on a binary float target: `labels`) and is finite."""
     for key, field in targets.items():
-        if field.classes and field.shape == () and y[key].dtype.is_integer:
-            within = (y[key] >= 0) & (y[key] < field.classes)
-            message = f"targets.{key}: labels outside [0, {field.classes})"
-            tf.debugging.Assert(tf.reduce_all(within), [message, y[key]])
+        if y[key].dtype.is_floating:
+            message = f"targets.{key}: non-finite values (NaN or inf)"
+            finite = tf.reduce_all(tf.math.is_finite(y[key]))
+            tf.debugging.Assert(finite, [message])
+        if is_labelled(field) and y[key].dtype != tf.string:
+            message = f"targets.{key}: labels outside {labels_allowed(field)}"
+            tf.debugging.Assert(labels_within(y[key], field), [message, y[key]])
 
 
 def require_pair(data, gives="returned", one="array"):
