@@ -10,8 +10,8 @@ import sys
 import tensorflow as tf
 
 from . import imports
-from .errors import UserError
 from .csv_files import CHANGED, changed_since_checked
+from .errors import UserError
 from .files import FAILED
 
 # Why a file could not be written or read, and what to do about it.

@@ -192,7 +192,9 @@ def check_text(strings, where):
     if bad.any():
         index = int(np.argmax(bad))
         fix = "save the file as UTF-8"
-        raise UserError(f"{where(index)}: {shown(strings[index])} is not UTF-8 text: {fix}")
+        raise UserError(
+            f"{where(index)}: {shown(strings[index])} is not UTF-8 text: {fix}"
+        )
 
 
 def check_labels(strings, names, where):

@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from .errors import UserError
 from .imports import function
-from .labels import first_label_outside, is_labelled, labels_allowed, labels_within
+from .labels import check_labels, first_label_outside
 from .strings import (
     FILLS,
     WORDS,
@@ -76,7 +76,11 @@ def lossless_cast(array, field, name):
     """`array` in the field's dtype, or UserError where the cast would change a value."""
     if array.dtype.kind == "c":  # a cast to a real dtype would drop the imaginary parts
         row = np.argwhere(np.asarray(array.imag) != 0)
-        value = f", e.g. {complex(array[tuple(row[0])]):.4g} at row {row[0][0]}" if len(row) else ""
+        value = (
+            f", e.g. {complex(array[tuple(row[0])]):.4g} at row {row[0][0]}"
+            if len(row)
+            else ""
+        )
         found = f"{name}: complex values ({array.dtype}{value})"
         fix = "give its real part (or its parts as two inputs)"
         raise UserError(f"{found}; the spec declares {field.dtype}: {fix}")
@@ -135,34 +139,22 @@ def named_dataset(data, inputs, targets):
             x = {next(iter(inputs)): x}
         if not y_named:
             y = {next(iter(targets)): y}
-        check_finite_features(x)
+        check_finite(x, "inputs")
         y = graph_label_ids(y, targets, tables)
+        check_finite(y, "targets")
         check_labels(y, targets)
         return x, y
 
     return data.map(name)
 
 
-def check_finite_features(x):
-    """Assert, in the graph as the examples stream, that float features are finite."""
-    for key, value in x.items():
+def check_finite(values, part):
+    """Assert, in the graph as the examples stream, that float values are finite."""
+    for key, value in values.items():
         if value.dtype.is_floating:
-            message = f"inputs.{key}: non-finite values (NaN or inf)"
+            message = f"{part}.{key}: non-finite values (NaN or inf)"
             finite = tf.reduce_all(tf.math.is_finite(value))
             tf.debugging.Assert(finite, [message])
-
-
-def check_labels(y, targets):
-    """Assert, in the graph as the labels stream, that each keeps its target's rule (in
-    [0, classes), or [0, 1] on a binary float target: `labels`) and is finite."""
-    for key, field in targets.items():
-        if y[key].dtype.is_floating:
-            message = f"targets.{key}: non-finite values (NaN or inf)"
-            finite = tf.reduce_all(tf.math.is_finite(y[key]))
-            tf.debugging.Assert(finite, [message])
-        if is_labelled(field) and y[key].dtype != tf.string:
-            message = f"targets.{key}: labels outside {labels_allowed(field)}"
-            tf.debugging.Assert(labels_within(y[key], field), [message, y[key]])
 
 
 def require_pair(data, gives="returned", one="array"):

@@ -63,3 +63,11 @@ def labels_within(labels, field):
         whole = tf.equal(values, tf.floor(values))
         good = whole & (values >= 0) & (values < field.classes)
     return tf.reduce_all(good)
+
+
+def check_labels(y, targets):
+    """Assert, in the graph as the labels stream, that each keeps its target's rule."""
+    for key, field in targets.items():
+        if is_labelled(field) and y[key].dtype != tf.string:
+            message = f"targets.{key}: labels outside {labels_allowed(field)}"
+            tf.debugging.Assert(labels_within(y[key], field), [message, y[key]])

@@ -74,7 +74,9 @@ def first_bad_value(parsed, fields, first):
             rows = array.reshape(len(array), -1)
             if array.dtype.kind == "f" and not np.isfinite(rows).all():
                 record = first + int(np.argmin(np.isfinite(rows).all(axis=1)))
-                raise UserError(f"record {record}: {name}: a non-finite value (NaN or inf)")
+                raise UserError(
+                    f"record {record}: {name}: a non-finite value (NaN or inf)"
+                )
             if is_labelled(field) and labels_outside(array, field).any():
                 row = int(np.argmax(labels_outside(array, field)))
                 found = f"label {rows[row, 0]} is outside {labels_allowed(field)}"
