@@ -47,6 +47,7 @@ def test_labels_of_a_shape_1_class_target_are_range_checked():
     floats = {"label": rt.Field((1,), "float32", classes=3)}  # float ids: whole numbers below 3
     with pytest.raises(rt.UserError, match=r"1 labels outside \[0, 3\), e\.g\. 1\.5 at row 1$"):
         rt.checked_arrays({"label": np.array([[0.0], [1.5]])}, floats, "target")
+    assert rt.checked_arrays({"label": np.zeros((0, 1))}, column, "target")["label"].shape == (0, 1)
 
 
 def test_complex_inputs_are_refused_instead_of_losing_their_imaginary_part():

@@ -32,7 +32,7 @@ def labels_allowed(field):
 
 def labels_outside(values, field):
     """A bool per example (numpy): whether its label breaks the field's rule (a NaN does)."""
-    labels = np.asarray(values).reshape(len(values), -1)[:, 0].astype(np.float64)
+    labels = np.asarray(values).reshape(-1).astype(np.float64)  # `[]` or `[1]` each
     if is_binary(field):
         good = (labels >= 0) & (labels <= 1)
     else:
@@ -49,7 +49,7 @@ def first_label_outside(values, field, name):
     if not bad.any():
         return None
     row = int(np.argmax(bad))
-    value = np.asarray(values).reshape(len(values), -1)[row, 0]
+    value = np.asarray(values).reshape(-1)[row]
     found = f"{bad.sum()} labels outside {labels_allowed(field)}"
     return f"{name}: {found}, e.g. {value} at row {row}"
 
