@@ -104,7 +104,7 @@ def train_pipeline(train, epoch=1):
 def validation_pipeline(validation):
     """Validation batches (the last may be partial: the metrics average per example)."""
     ds = rt.as_dataset(validation)
-    ds = ds.cache()
+    ds = rt.cached(ds, validation)
     ds = ds.batch(VALIDATION_BATCH_SIZE, num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(tf.data.AUTOTUNE)
 

@@ -9,7 +9,8 @@ concern:
 - `errors`: `UserError`
 - `imports`: the user's functions and classes a spec names, each checked for its place
 - `custom`: the user's own losses made per-example, a builder's one-tensor model keyed
-- `caches`: `cache: true`, one cache per training source for every epoch
+- `caches`: one dataset per source for every epoch (`cache_files`: `cache:`, a cache
+  file kept only for the data it was made of)
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `strings`: string inputs, string labels mapped to their class ids, random strings
 - `class_weights`: class and example weights, found once and applied to the losses
@@ -40,7 +41,8 @@ concern:
 """
 
 from .applications import application
-from .caches import as_dataset, cached
+from .cache_files import cached
+from .caches import as_dataset
 from .checkpoint import RunCheckpoint, read_whole, refuse_another_run
 from .checkpoint_files import checkpoint_paths
 from .class_weights import (

@@ -12,7 +12,7 @@ import json
 from tfgen.generate.code import Adapted, argument, float32_head, keras_call, keywords, layer_lines, literal
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit, strings_reason
 from tfgen.generate.folder_plan import folder_description, folder_source
-from tfgen.generate.identity import data_files, state_sha256
+from tfgen.generate.identity import data_files, source_files, state_sha256
 from tfgen.generate.model_plan import branch_views, model_view, model_words
 from tfgen.generate.phase_plan import phase_named, phase_view, rate_factors
 from tfgen.generate.plan_data import csv_view, data_sources, test_fields
@@ -215,8 +215,8 @@ def _data(spec: Spec, adapted: Adapted) -> DataView:
         validation_batch_size=validation_batch,
         shuffle=train.shuffle,
         drop_remainder=train.drop_remainder,
-        cache_train=_cache(train.cache),
-        cache_validation=_cache(validation.cache) if validation else None,
+        cache_train=_cache(train.cache, train.source),
+        cache_validation=_cache(validation.cache, validation.source) if validation else None,
         batching=batching,
         padded_batch=_padded(spec, train.padded_batch),
         validation_padded=_validation_padded(spec, variable),
@@ -398,7 +398,13 @@ def _validation_padded(spec: Spec, variable: bool) -> Padding | None:
     return Padding() if variable else None
 
 
-def _cache(cache: bool | str) -> Cache | None:
+def _cache(cache: bool | str, source) -> Cache | None:
+    """In memory, or in a file kept only for the spec and data it was made of (the spec's
+    STATE_SHA256 and the source's files: `rt.cached` checks them)."""
     if cache is False:
         return None
-    return Cache(file=literal(cache) if isinstance(cache, str) and cache else None)
+    if not (isinstance(cache, str) and cache):
+        return Cache()
+    file = literal(cache)
+    made_of = f"STATE_SHA256, {literal(source_files(source))}"
+    return Cache(arguments=f", {file}, {made_of}")

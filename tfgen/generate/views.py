@@ -165,7 +165,7 @@ class SourceView:
 class Cache:
     """`Dataset.cache`: in memory, or in a file."""
 
-    file: str | None = None  # a str literal; None: in memory
+    arguments: str = ""  # of `rt.cached` after the source: none in memory; a file, what made it
 
 
 @dataclass

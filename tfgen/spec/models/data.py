@@ -362,7 +362,12 @@ class TrainPipeline(StrictModel):
         description="shuffle buffer size, reshuffled every epoch with the seed; null: no shuffling",
         examples=[2048],
     )
-    cache: bool | str = Field(False, description="true: cache in memory; a string: cache to that file", examples=[True])
+    cache: bool | str = Field(
+        False,
+        description="true: cache in memory; a string: cache to that file (made again when the data or the spec "
+        "changes: `<file>.source` records what it holds)",
+        examples=[True],
+    )
     drop_remainder: bool = Field(
         True,
         description="drop the last partial batch of each epoch (so every step averages over the same global batch size)",
