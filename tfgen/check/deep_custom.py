@@ -21,12 +21,18 @@ RUNTIME_NAME = "_tfgen_deep_runtime"  # the support package, under a name of its
 def runtime():
     """The support module the scripts call as `rt.per_example_loss` and `rt.keyed_inputs`
     (tfgen's copy of `tfgen_runtime/custom.py`, imported alone: not the whole package)."""
+    return runtime_module("custom")
+
+
+def runtime_module(name: str) -> types.ModuleType:
+    """tfgen's copy of the support module `tfgen_runtime/<name>.py` (and what it imports),
+    imported alone: not the whole package."""
     from tfgen.generate.render import templates_dir
 
     package = types.ModuleType(RUNTIME_NAME)
     package.__path__ = [str(templates_dir() / "tfgen_runtime")]
     sys.modules.setdefault(RUNTIME_NAME, package)
-    return importlib.import_module(f"{RUNTIME_NAME}.custom")
+    return importlib.import_module(f"{RUNTIME_NAME}.{name}")
 
 
 def custom_names(checker, obj: Any, loc: tuple) -> dict[str, Any] | None:

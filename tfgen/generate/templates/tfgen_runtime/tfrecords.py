@@ -5,6 +5,7 @@ import re
 import tensorflow as tf
 
 from .errors import UserError
+from .regular_files import is_remote, require_regular
 
 
 def checked_tfrecords(files, compression, parse):
@@ -19,7 +20,10 @@ def checked_tfrecords(files, compression, parse):
 
 
 def tfrecord_count(path, compression, parse):
-    """The records of one file, each parsed; UserError naming the first bad one."""
+    """The records of one file, each parsed; UserError naming the first bad one, or the
+    file when it is not a regular one (a FIFO would block the run)."""
+    if not is_remote(path):
+        require_regular(path)
     count = 0
     size = 0
     try:
