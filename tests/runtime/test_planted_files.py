@@ -175,3 +175,15 @@ def test_a_fifo_tfrecord_file_ends_the_script_in_one_line_naming_it(tmp_path):
     script = build(tmp_path / "build", spec)
     result = run(script, "--output-dir", str(tmp_path / "run"))
     assert_one_line_error(result, f"{fifo}: a FIFO (named pipe), not a regular file")
+
+
+def test_a_fifo_model_keras_in_a_finished_run_is_written_again_not_waited_on(finished, tmp_path):
+    script, done = finished
+    out = copy_run(done, tmp_path / "run")
+    model = out / "model.keras"
+    model.unlink()
+    os.mkfifo(model)
+    result = run(script, "--output-dir", str(out))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "model.keras is missing or unreadable: writing again" in result.stdout
+    assert model.is_file()
