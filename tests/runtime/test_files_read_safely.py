@@ -7,8 +7,8 @@ writer frees after a timeout, so that a regression fails instead of hanging."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
-import threading
 import zlib
 
 import numpy as np
@@ -35,24 +35,15 @@ def texts(directory):
 def within(seconds, call, fifo):
     """`call()`, or a failure when it has not returned within `seconds`: it blocked on `fifo`
     (opened for writing then, so that the blocked reader sees its end and the thread ends)."""
-    outcome = {}
-
-    def target():
-        try:
-            outcome["value"] = call()
-        except BaseException as error:  # re-raised in the test's thread
-            outcome["error"] = error
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if thread.is_alive():
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    future = pool.submit(call)
+    try:
+        return future.result(timeout=seconds)
+    except concurrent.futures.TimeoutError:
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        thread.join(10)
         pytest.fail(f"blocked on the FIFO {fifo} for {seconds} s")
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome.get("value")
+    finally:
+        pool.shutdown(wait=False)
 
 
 @pytest.mark.parametrize("kind", ["image", "text"])

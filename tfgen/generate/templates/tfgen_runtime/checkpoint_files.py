@@ -29,7 +29,8 @@ def checkpoint_paths(directory):
 
 def listed_paths(directory):
     """The paths the state file of `directory` lists, latest last (empty: none, or unreadable);
-    UserError naming the state file when it is not a regular file (a FIFO would block)."""
+    UserError naming the state file when it is not a regular file (a FIFO would block).
+    """
     state_file = Path(directory) / "checkpoint"
     if state_file.exists():  # (a dangling link: TensorFlow finds nothing there)
         require_regular(state_file, RUN_FILE_CAP, "checkpoint state file")

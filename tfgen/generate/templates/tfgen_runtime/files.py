@@ -117,7 +117,9 @@ def image_folder(
         data = tf.io.read_file(path)
         declared = declared_size(data)  # refused before it is decoded: not in memory
         refuse = is_oversized(declared)
-        image = tf.cond(refuse, lambda: tf.zeros(shape, field.dtype), lambda: decode(data))
+        image = tf.cond(
+            refuse, lambda: tf.zeros(shape, field.dtype), lambda: decode(data)
+        )
         return image, tf.cond(refuse, lambda: oversized(declared), lambda: "")
 
     one_input, target = names_of(inputs, targets)
@@ -137,7 +139,9 @@ def text_folder(directory, inputs, targets):
         return text, tf.constant("")
 
     one_input, target = names_of(inputs, targets)
-    reading = Reading(one_input, target, (), tf.string, read, TEXT_FAILED, TEXT_FILE_CAP)
+    reading = Reading(
+        one_input, target, (), tf.string, read, TEXT_FAILED, TEXT_FILE_CAP
+    )
     return listed_folder(directory, ("txt",), targets, reading)
 
 

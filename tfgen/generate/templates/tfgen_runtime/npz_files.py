@@ -1,6 +1,7 @@
 """An .npz file opened for its arrays (`open_npz`) once it is checked: a regular file (a
 FIFO would block the run, a device fill its memory), a zip archive, and no array declaring
-more bytes than the archive holds (a forged header would make NumPy allocate terabytes)."""
+more bytes than the archive holds (a forged header would make NumPy allocate terabytes).
+"""
 
 import os
 import zipfile
@@ -22,7 +23,9 @@ def open_npz(path):
     file = open_regular(path)
     try:
         if file.read(4) != b"PK\x03\x04":  # an .npz is a zip archive of .npy files
-            raise UserError(f"{path}: not an .npz file (an .npz is a zip of .npy arrays)")
+            raise UserError(
+                f"{path}: not an .npz file (an .npz is a zip of .npy arrays)"
+            )
         file.seek(0)
         check_declared_sizes(path, file)
         file.seek(0)
