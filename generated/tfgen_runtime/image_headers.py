@@ -8,7 +8,10 @@ import tensorflow as tf
 # The most pixels an image may declare: 64 megapixels (8192 x 8192; 48 and 50 megapixel
 # photos fit), at most 256 MiB decoded as uint8 RGBA. `image_size` is at most 8192 a side.
 PIXEL_CAP = 8192 * 8192
-PNG = b"\x89PNG\r\n\x1a\n"
+# What each header starts with (anything else declares no size: it fails to decode).
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR"  # the signature, then the IHDR chunk
+GIFS = [b"GIF87a", b"GIF89a"]
+BMP_HEADERS = [12, 40, 52, 56, 64, 108, 124]  # the sizes of a BMP's info header
 JPEG = b"\xff\xd8\xff"
 HEAD = 32  # bytes: every header field read below is in them
 
@@ -33,10 +36,14 @@ def declared_size(data):
     bmp = tf.stack([signed(number(22, 4)), signed(number(18, 4))])
     os2_bmp = tf.stack([number(20, 2), number(18, 2)])  # a 12-byte (OS/2) header
     bmp = tf.where(tf.equal(number(14, 4), 12), os2_bmp, bmp)
+    bmp_header = tf.reduce_any(tf.equal(number(14, 4), BMP_HEADERS))
+    is_bmp = tf.equal(tf.strings.substr(data, 0, 2), b"BM") & bmp_header
+    is_gif = tf.reduce_any(tf.equal(tf.strings.substr(data, 0, 6), GIFS))
+    is_png = tf.equal(tf.strings.substr(data, 0, 16), PNG)
     size = tf.zeros(2, tf.int64)
-    size = tf.where(tf.equal(tf.strings.substr(data, 0, 2), b"BM"), bmp, size)
-    size = tf.where(tf.equal(tf.strings.substr(data, 0, 3), b"GIF"), gif, size)
-    size = tf.where(tf.equal(tf.strings.substr(data, 0, 8), PNG), png, size)
+    size = tf.where(is_bmp, bmp, size)
+    size = tf.where(is_gif, gif, size)
+    size = tf.where(is_png, png, size)
     is_jpeg = tf.equal(tf.strings.substr(data, 0, 3), JPEG)
     return tf.cond(is_jpeg, lambda: jpeg_size(data), lambda: size)
 
