@@ -483,3 +483,20 @@ def test_generated_valid_specs_always_parse_and_are_black_stable(tmp_path, name,
     ast.parse(first)
     assert black.format_str(first, mode=BLACK_MODE) == first
     assert (text or "runs/x") in _constants(first)
+
+
+def test_an_image_size_over_8192_a_side_is_a_located_spec_error_not_a_traceback(tmp_path, monkeypatch, capsys):
+    from folder_data import image_spec
+
+    monkeypatch.chdir(tmp_path)
+    spec = image_spec(tmp_path / "data", size=(60000, 60000))
+    _write(tmp_path / "big.yaml", spec)
+    assert main(["validate", "big.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.splitlines()[0].startswith("big.yaml:") and (
+        "data.train.source.image_size.0: input should be less than or equal to 8192, found 60000"
+    ) in err.splitlines()[0]
+    spec = image_spec(tmp_path / "data", size=(8192, 8192))
+    _write(tmp_path / "edge.yaml", spec)
+    assert main(["validate", "edge.yaml"]) == 0

@@ -74,12 +74,11 @@ class Part(Enum):
 class Module(Enum):
     """Optional modules a script imports (for its data loaders)."""
 
-    NUMPY = "numpy"
     ZIPFILE = "zipfile"
 
 
 # Modules a source type's loader needs in the script (see templates/_sources.py.jinja).
-SOURCE_IMPORTS = {SourceType.NPZ: (Module.NUMPY, Module.ZIPFILE)}
+SOURCE_IMPORTS = {SourceType.NPZ: (Module.ZIPFILE,)}
 
 
 class Batching(Enum):

@@ -189,6 +189,11 @@ def _extension(value: str) -> str:
 Extension = Annotated[str, AfterValidator(_extension)]
 
 
+# The longest side `image_size` may have: an image of 8192 x 8192 is the most pixels the
+# script decodes (tfgen_runtime/image_headers.py: PIXEL_CAP).
+IMAGE_SIDE_MOST = 8192
+
+
 class ImageFolderSource(StrictModel):
     """Images in one sub-folder per class (as `keras.utils.image_dataset_from_directory` reads
     them): the sorted sub-folder names are the classes of the one class target, the images fill
@@ -200,10 +205,13 @@ class ImageFolderSource(StrictModel):
         description="the folder holding one sub-folder per class (a relative path starts at the working directory)",
         examples=["data/shapes"],
     )
-    image_size: list[PositiveInt] = Field(
+    image_size: list[Annotated[int, Field(ge=1, le=IMAGE_SIDE_MOST)]] = Field(
         min_length=2,
         max_length=2,
-        description="`[height, width]` every image is resized to; the input's shape is `[height, width, channels]`",
+        description=(
+            "`[height, width]` every image is resized to (at most 8192 a side); "
+            "the input's shape is `[height, width, channels]`"
+        ),
         examples=[[32, 32]],
     )
     color_mode: Literal["rgb", "grayscale", "rgba"] = Field(

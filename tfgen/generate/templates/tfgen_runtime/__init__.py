@@ -13,6 +13,7 @@ concern:
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `strings`: string inputs, string labels mapped to their class ids, random strings
 - `class_weights`: class and example weights, found once and applied to the losses
+- `npz_files`: .npz files opened once checked (regular, a zip, arrays within its size)
 - `tfrecords`: TFRecord files read and parsed once before training
 - `tfds_source`: TensorFlow Datasets (the `tfds` extra), streamed in stored order
 - `csv_files`: CSV files read into memory or streamed, every row checked first
@@ -20,6 +21,10 @@ concern:
 - `held_out`: the rows held out for validation and the test (seeded, disjoint)
 - `evaluation`: the final model's evaluation on the test data (test.json)
 - `files`: folder sources (one sub-folder per class): listed, split, read as they stream
+- `class_folders`: a folder source's class folders and files (each file once, in one class)
+- `image_headers`: the size an image file declares, capped before it is decoded
+- `regular_files`: run and data files read only when regular, run files never written
+  through links
 - `run_dir`: the run directory (resume, --fresh, run.json) and its history
 - `folders`: the run folder's lock, and what --fresh may remove
 - `checkpoint`: the run's checkpoint, its identity and restore
@@ -82,6 +87,7 @@ from .model_checks import (
     require_weights,
     variable_path,
 )
+from .npz_files import open_npz
 from .phases import Phase, PhasedTrainer, PhasePlan
 from .reduced import apply_reduced
 from .report import epoch_line, metric_values, progress_bar
@@ -139,6 +145,7 @@ __all__ = [
     "metric_values",
     "mirrored_devices",
     "named_examples",
+    "open_npz",
     "parse_args",
     "per_example_loss",
     "positive",

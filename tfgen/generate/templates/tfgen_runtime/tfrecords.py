@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from .errors import UserError
 from .labels import is_labelled, labels_allowed, labels_outside
+from .regular_files import is_remote, require_regular
 
 
 def checked_tfrecords(files, compression, parse, inputs=None, targets=None):
@@ -27,7 +28,9 @@ def checked_tfrecords(files, compression, parse, inputs=None, targets=None):
 
 def tfrecord_count(path, compression, parse, fields=({}, {})):
     """The records of one file, each parsed and its values checked; UserError naming the
-    first bad one."""
+    first bad one, or the file when it is not a regular one (a FIFO would block the run)."""
+    if not is_remote(path):
+        require_regular(path)
     count = 0
     size = 0
     try:
