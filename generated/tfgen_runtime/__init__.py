@@ -10,6 +10,7 @@ concern:
 - `imports`: the user's functions a spec names
 - `custom`: the user's own losses made per-example, a builder's one-tensor model keyed
 - `caches`: `cache: true`, one cache per training source for every epoch
+- `augmentation`: random augmentation in tf.data, its draws keyed by (seed, epoch, batch)
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `strings`: string inputs, string labels mapped to their class ids, random strings
 - `class_weights`: class and example weights, found once and applied to the losses
@@ -39,6 +40,7 @@ concern:
 """
 
 from .applications import application
+from .augmentation import augmented
 from .caches import as_dataset, cached
 from .checkpoint import RunCheckpoint, read_whole, refuse_another_run
 from .checkpoint_files import checkpoint_paths
@@ -113,6 +115,7 @@ __all__ = [
     "application",
     "apply_reduced",
     "as_dataset",
+    "augmented",
     "cached",
     "checked_arrays",
     "checked_test_data",
