@@ -278,7 +278,7 @@ def assert_resumes_exactly(tmp_path: Path, spec: dict, kill: tuple[str, ...], *o
     assert len(read_history(tmp_path / "killed")) == 1, "killed in epoch 2"
     resumed = run(script, tmp_path, tmp_path / "killed", *options)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    where = "(epoch 2, step 3)" if kill[0] == "--kill-in-epoch" else "(epoch 1, step 0)"
+    where = "(epoch 2, step 3)" if kill[0] == "--kill-in-epoch" else "(epoch 2, step 0)"
     assert "Resuming from" in resumed.stdout and where in resumed.stdout, resumed.stdout
     expected = without_times(read_history(tmp_path / "straight"))
     assert [row["epoch"] for row in expected] == [1, 2]

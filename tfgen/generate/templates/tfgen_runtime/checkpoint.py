@@ -6,6 +6,7 @@ import sys
 
 import tensorflow as tf
 
+from .carry import first_replica_holds
 from .checkpoint_files import CORRUPT, checkpoint_paths, own_state_file
 from .errors import UserError
 
@@ -61,6 +62,7 @@ class RunCheckpoint:
         self.shapes = [(v.path, list(v.shape)) for v in model.variables]
         self.manager = None  # opened by `open`, once the run's directory is known
         self.state_sha256 = state_sha256  # None: written by an older runtime
+        self.metric_variables = [v for m in train_metrics.values() for v in m.variables]
         optional = {
             "adapted": adapted,
             "augment_random_state": augment_random_state,
@@ -74,7 +76,7 @@ class RunCheckpoint:
             model=model,
             optimizer=optimizer,
             state=state,
-            train_metrics=[v for m in train_metrics.values() for v in m.variables],
+            train_metrics=self.metric_variables,
             random_state=[v for v in model.variables if "seed_gen" in v.path],
             identity=tf.Variable("", dtype=tf.string),  # what wrote it: `identity`
             **given,
@@ -111,6 +113,10 @@ class RunCheckpoint:
             refuse_another_run(path, theirs, json.loads(ours))
             self.checkpoint.restore(path).assert_existing_objects_matched()
             self.checkpoint.identity.assign(ours)
+            metrics = [
+                saved.get(metric_key(i)) for i in range(len(self.metric_variables))
+            ]
+            first_replica_holds(self.metric_variables, metrics)
             epoch = self.state.epoch.numpy() + 1
             step = self.state.step_in_epoch.numpy()
             print(f"Resuming from {path} (epoch {epoch}, step {step})")
@@ -159,6 +165,11 @@ def read_or_warn(path):
         why = f"is unreadable ({type(error).__name__}); trying the one before"
         print(f"warning: {path} {why}", file=sys.stderr)
         return None
+
+
+def metric_key(number):
+    """The checkpoint key of the training metrics' `number`-th variable."""
+    return f"train_metrics/{number}/.ATTRIBUTES/VARIABLE_VALUE"
 
 
 def read_whole(path):
