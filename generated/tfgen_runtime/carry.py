@@ -66,14 +66,27 @@ def gathered(context, variable, part):
 
 def first_replica_holds(variables, saved):
     """Put restored summed metric states back as `gathered` keeps them: each saved sum
-    (`saved`: the values, in order; None: not saved) on the first replica, zeros on
-    the others."""
-    for variable, value in zip(variables, saved):
-        parts = getattr(variable.value, "values", None)  # a distributed variable's
-        if parts is None or value is None or variable.aggregation != "sum":
-            continue
-        for number, part in enumerate(parts):
-            part.assign(value if number == 0 else tf.zeros_like(value))
+    (`saved`: the values, in order; None: not saved) on the first replica of the whole
+    run, zeros on the others."""
+    held = [
+        (variable, tf.constant(value))
+        for variable, value in zip(variables, saved)
+        if value is not None and variable.aggregation == "sum"
+    ]
+    strategy = (
+        getattr(variables[0].value, "distribute_strategy", None) if held else None
+    )
+    if strategy is not None and strategy.num_replicas_in_sync > 1:
+        hold = tf.function(lambda: strategy.run(hold_on_first, args=(held,)))
+        hold()
+
+
+def hold_on_first(held):
+    """This replica's part of each summed state: its value on the first replica, else zeros."""
+    context = tf.distribute.get_replica_context()
+    first = tf.equal(context.replica_id_in_sync_group, 0)
+    for variable, value in held:
+        variable.assign(tf.where(first, value, tf.zeros_like(value)))
 
 
 def carry_out(strategy, value):
