@@ -131,7 +131,8 @@ def write_arrays(folder: Path) -> None:
     (folder / "aug_data.py").write_text(DATA_MODULE)
     rng = np.random.default_rng(3)
     labels = rng.integers(0, 3, EXAMPLES)
-    images = rng.integers(0, 256, (EXAMPLES, 8, 8, 3)).astype("uint8")
+    images = rng.integers(0, 80, (EXAMPLES, 8, 8, 3)).astype("uint8")
+    images[np.arange(EXAMPLES), :, :4, labels] += 170  # the class's channel is bright on the left half
     np.savez(folder / "images.npz", x=images, y=labels.astype("int32"))
     vectors = rng.normal(size=(EXAMPLES, 8)).astype("float32")
     vectors[np.arange(EXAMPLES), labels] += 2.0
@@ -345,3 +346,10 @@ def test_an_augmented_tfds_run_killed_mid_epoch_resumes_bit_for_bit(tmp_path):
     spec = tfds_spec(tmp_path)
     spec["checkpoint"] = EVERY_STEPS
     assert_resumes_exactly(tmp_path, spec, MID_EPOCH, "--tfds-examples", str(EXAMPLES * 3 // 4))
+
+
+def test_an_in_memory_run_on_two_replicas_augmenting_in_the_step_killed_mid_epoch_resumes_bit_for_bit(tmp_path):
+    spec = arrays_spec("npz_memory")(tmp_path)
+    spec["strategy"] = {"type": "mirrored", "cpu_replicas": 2}
+    spec["checkpoint"] = EVERY_STEPS
+    assert_resumes_exactly(tmp_path, spec, MID_EPOCH)
