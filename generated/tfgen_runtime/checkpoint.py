@@ -63,7 +63,6 @@ class RunCheckpoint:
         self.shapes = [(v.path, list(v.shape)) for v in model.variables]
         self.manager = None  # opened by `open`, once the run's directory is known
         self.state_sha256 = state_sha256  # None: written by an older runtime
-        self.metric_variables = [v for m in train_metrics.values() for v in m.variables]
         optional = {
             "adapted": adapted,
             "augment_random_state": augment_random_state,
@@ -77,7 +76,7 @@ class RunCheckpoint:
             model=model,
             optimizer=optimizer,
             state=state,
-            train_metrics=self.metric_variables,
+            train_metrics=[v for m in train_metrics.values() for v in m.variables],
             random_state=[v for v in model.variables if "seed_gen" in v.path],
             identity=tf.Variable("", dtype=tf.string),  # what wrote it: `identity`
             **given,
@@ -114,10 +113,7 @@ class RunCheckpoint:
             refuse_another_run(path, theirs, json.loads(ours))
             self.checkpoint.restore(path).assert_existing_objects_matched()
             self.checkpoint.identity.assign(ours)
-            metrics = [
-                saved.get(metric_key(i)) for i in range(len(self.metric_variables))
-            ]
-            first_replica_holds(self.metric_variables, metrics)
+            first_replica_holds(*saved_metrics(self.checkpoint, saved))
             epoch = self.state.epoch.numpy() + 1
             step = self.state.step_in_epoch.numpy()
             print(f"Resuming from {path} (epoch {epoch}, step {step})")
@@ -168,9 +164,14 @@ def read_or_warn(path):
         return None
 
 
-def metric_key(number):
-    """The checkpoint key of the training metrics' `number`-th variable."""
-    return f"train_metrics/{number}/.ATTRIBUTES/VARIABLE_VALUE"
+def saved_metrics(checkpoint, saved):
+    """The training metrics' variables of `checkpoint` and their values in `saved` (the
+    tensors read from a checkpoint file; None: not in it)."""
+    variables = list(getattr(checkpoint, "train_metrics", []))
+    key = "train_metrics/{}/.ATTRIBUTES/VARIABLE_VALUE"
+    return variables, [
+        saved.get(key.format(number)) for number in range(len(variables))
+    ]
 
 
 def read_whole(path):

@@ -306,7 +306,6 @@ def restore_newest_readable(checkpoint, directory, spec_sha256="a" * 64):
     run_checkpoint.checkpoint = checkpoint
     run_checkpoint.shapes = []
     run_checkpoint.state_sha256 = None
-    run_checkpoint.metric_variables = []
     run_checkpoint.state = SimpleNamespace(epoch=tf.Variable(0), step_in_epoch=tf.Variable(0))
     return run_checkpoint.restore(directory, spec_sha256)
 
