@@ -96,8 +96,10 @@ def train_pipeline(train, epoch=1):
     ds = ds.batch(
         EXAMPLES_PER_UPDATE, drop_remainder=True, num_parallel_calls=tf.data.AUTOTUNE
     )
-    augment = layer_map(build_augmentation(), training=True, keep_dtype=True)
-    ds = ds.map(augment, num_parallel_calls=tf.data.AUTOTUNE)
+    augmentation = build_augmentation()
+    augment = layer_map(augmentation, training=True, keep_dtype=True)
+    # Each batch's draws are keyed by (SEED, epoch, batch): a resumed epoch repeats them.
+    ds = rt.augmented(ds, augmentation, augment, SEED, epoch)
     return ds.prefetch(tf.data.AUTOTUNE)
 
 

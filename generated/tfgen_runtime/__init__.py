@@ -11,6 +11,7 @@ concern:
 - `custom`: the user's own losses made per-example, a builder's one-tensor model keyed
 - `caches`: one dataset per source for every epoch (`cache_files`: `cache:`, a cache
   file kept only for the data it was made of)
+- `augmentation`: random augmentation in tf.data, its draws keyed by (seed, epoch, batch)
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `strings`: string inputs, string labels mapped to their class ids, random strings
 - `class_weights`: class and example weights, found once and applied to the losses
@@ -46,6 +47,7 @@ concern:
 """
 
 from .applications import application
+from .augmentation import augmented
 from .cache_files import cached
 from .caches import as_dataset
 from .checkpoint import RunCheckpoint, read_whole, refuse_another_run
@@ -123,6 +125,7 @@ __all__ = [
     "application",
     "apply_reduced",
     "as_dataset",
+    "augmented",
     "cached",
     "checked_arrays",
     "checked_test_data",

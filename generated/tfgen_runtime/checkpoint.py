@@ -7,6 +7,7 @@ import sys
 
 import tensorflow as tf
 
+from .carry import first_replica_holds
 from .checkpoint_files import CORRUPT, checkpoint_paths, own_state_file
 from .errors import UserError
 
@@ -112,6 +113,7 @@ class RunCheckpoint:
             refuse_another_run(path, theirs, json.loads(ours))
             self.checkpoint.restore(path).assert_existing_objects_matched()
             self.checkpoint.identity.assign(ours)
+            first_replica_holds(*saved_metrics(self.checkpoint, saved))
             epoch = self.state.epoch.numpy() + 1
             step = self.state.step_in_epoch.numpy()
             print(f"Resuming from {path} (epoch {epoch}, step {step})")
@@ -160,6 +162,16 @@ def read_or_warn(path):
         why = f"is unreadable ({type(error).__name__}); trying the one before"
         print(f"warning: {path} {why}", file=sys.stderr)
         return None
+
+
+def saved_metrics(checkpoint, saved):
+    """The training metrics' variables of `checkpoint` and their values in `saved` (the
+    tensors read from a checkpoint file; None: not in it)."""
+    variables = list(getattr(checkpoint, "train_metrics", []))
+    key = "train_metrics/{}/.ATTRIBUTES/VARIABLE_VALUE"
+    return variables, [
+        saved.get(key.format(number)) for number in range(len(variables))
+    ]
 
 
 def read_whole(path):

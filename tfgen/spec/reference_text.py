@@ -242,7 +242,9 @@ epoch, step within the epoch and steps run, the epoch's training metrics so far,
 in-step augmentation RNG states, loss-weighting, plateau, early-stopping and best-kept state. The
 data position is `(epoch, step)`: the in-memory path's order is a stateless permutation per epoch,
 and the tf.data path's shuffle is seeded per epoch and resumed with `.skip(step)` (on any
-strategy). So a run killed at any moment (SIGKILL) and started again with the same command ends
+strategy); its `augment` layers draw from a key of `(seed, epoch, batch index)`, never from a
+state of their own, so a resumed epoch augments its remaining batches as the uninterrupted run
+did (on every source; a custom layer too, when it draws through a `keras.random.SeedGenerator`). So a run killed at any moment (SIGKILL) and started again with the same command ends
 with exactly the weights of an uninterrupted run (bit-identical on CPU with `deterministic: true`).
 SIGTERM or SIGINT finishes the running steps, saves, prints where it stopped and exits 143 / 130.
 A corrupt or partial newest checkpoint gives a warning naming it, and the one before is used.

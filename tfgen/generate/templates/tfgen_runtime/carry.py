@@ -39,10 +39,53 @@ def carried_metrics(carried, metrics, update, *args):
 
 
 def fold_metrics(metrics, states):
-    """Assign the carried states to the metrics' variables (this replica's part)."""
+    """Assign the carried states to the metrics' variables (this replica's part; a
+    summed one gathered on the first replica, see `gathered`)."""
+    context = tf.distribute.get_replica_context()
     for name, metric in metrics.items():
         for variable, state in zip(metric.variables, states[name]):
-            variable.assign(state)
+            variable.assign(gathered(context, variable, state))
+
+
+def gathered(context, variable, part):
+    """A summed metric state of several replicas: the sum of their parts on the first
+    replica, zeros on the others.
+
+    A restore splits a summed state evenly over the replicas; a resumed epoch would then
+    add its steps to other parts than the uninterrupted run did, and the history's figure
+    would round differently. Gathered after every call, and put back gathered after a
+    restore (`first_replica_holds`), the parts are the same on both.
+    """
+    if context.num_replicas_in_sync == 1 or variable.aggregation != "sum":
+        return part
+    total = context.all_reduce(tf.distribute.ReduceOp.SUM, part)
+    first = tf.equal(context.replica_id_in_sync_group, 0)
+    return tf.where(first, total, tf.zeros_like(total))
+
+
+def first_replica_holds(variables, saved):
+    """Put restored summed metric states back as `gathered` keeps them: each saved sum
+    (`saved`: the values, in order; None: not saved) on the first replica of the whole
+    run, zeros on the others."""
+    held = [
+        (variable, tf.constant(value))
+        for variable, value in zip(variables, saved)
+        if value is not None and variable.aggregation == "sum"
+    ]
+    strategy = (
+        getattr(variables[0].value, "distribute_strategy", None) if held else None
+    )
+    if strategy is not None and strategy.num_replicas_in_sync > 1:
+        hold = tf.function(lambda: strategy.run(hold_on_first, args=(held,)))
+        hold()
+
+
+def hold_on_first(held):
+    """This replica's part of each summed state: its value on the first replica, else zeros."""
+    context = tf.distribute.get_replica_context()
+    first = tf.equal(context.replica_id_in_sync_group, 0)
+    for variable, value in held:
+        variable.assign(tf.where(first, value, tf.zeros_like(value)))
 
 
 def carry_out(strategy, value):
