@@ -28,7 +28,8 @@ def checked_tfrecords(files, compression, parse, inputs=None, targets=None):
 
 def tfrecord_count(path, compression, parse, fields=({}, {})):
     """The records of one file, each parsed and its values checked; UserError naming the
-    first bad one, or the file when it is not a regular one (a FIFO would block the run)."""
+    first bad one, or the file when it is not a regular one (a FIFO would block the run).
+    """
     if not is_remote(path):
         require_regular(path)
     count = 0
