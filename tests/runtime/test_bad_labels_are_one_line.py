@@ -98,7 +98,12 @@ def parse_as(dtype):
     [
         ([0, 1, 2, 1, 7, 0], tf.int64, ((), "int64", 3), "record 4: targets.label: label 7 is outside [0, 3)"),
         ([0.0, 1.0, float("nan")], tf.float32, ((), "float32", 2), "record 2: targets.label: a non-finite value"),
-        ([0.0, 1.0, 1.0, -1.0], tf.float32, ((1,), "float32", 2), "record 3: targets.label: label -1.0 is outside [0, 1]"),
+        (
+            [0.0, 1.0, 1.0, -1.0],
+            tf.float32,
+            ((1,), "float32", 2),
+            "record 3: targets.label: label -1.0 is outside [0, 1]",
+        ),
     ],
     ids=["out-of-range", "nan", "binary"],
 )
@@ -152,7 +157,9 @@ def test_a_shape_1_class_target_of_an_npz_file_is_range_checked(build_spec, tmp_
     y = np.zeros((64, 1), "int32")
     y[9] = 5
     np.savez(tmp_path / "data.npz", x=np.zeros((64, 4), "float32"), y=y)
-    assert one_error_line(script, tmp_path) == "error: data.npz: targets.label: 1 labels outside [0, 3), e.g. 5 at row 9"
+    assert (
+        one_error_line(script, tmp_path) == "error: data.npz: targets.label: 1 labels outside [0, 3), e.g. 5 at row 9"
+    )
 
 
 @pytest.mark.slow
@@ -178,4 +185,6 @@ def test_a_tfrecord_label_out_of_range_stops_the_script_naming_the_file_and_reco
     (tmp_path / "data").mkdir()
     write_records(tmp_path / "data" / "a.tfrecord", [0, 1, 2] * 10)
     write_records(tmp_path / "data" / "b.tfrecord", [0, 1, 2, 1, 7, 0])
-    assert one_error_line(script, tmp_path) == "error: data/b.tfrecord: record 4: targets.label: label 7 is outside [0, 3)"
+    assert (
+        one_error_line(script, tmp_path) == "error: data/b.tfrecord: record 4: targets.label: label 7 is outside [0, 3)"
+    )

@@ -494,9 +494,11 @@ def test_an_image_size_over_8192_a_side_is_a_located_spec_error_not_a_traceback(
     assert main(["validate", "big.yaml"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    assert err.splitlines()[0].startswith("big.yaml:") and (
-        "data.train.source.image_size.0: input should be less than or equal to 8192, found 60000"
-    ) in err.splitlines()[0]
+    assert (
+        err.splitlines()[0].startswith("big.yaml:")
+        and ("data.train.source.image_size.0: input should be less than or equal to 8192, found 60000")
+        in err.splitlines()[0]
+    )
     spec = image_spec(tmp_path / "data", size=(8192, 8192))
     _write(tmp_path / "edge.yaml", spec)
     assert main(["validate", "edge.yaml"]) == 0
