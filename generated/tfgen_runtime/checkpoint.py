@@ -7,7 +7,7 @@ import sys
 
 import tensorflow as tf
 
-from .carry import first_replica_holds
+from .carry import SummedOnFirst
 from .checkpoint_files import CORRUPT, checkpoint_paths, own_state_file
 from .errors import UserError
 
@@ -81,6 +81,7 @@ class RunCheckpoint:
             identity=tf.Variable("", dtype=tf.string),  # what wrote it: `identity`
             **given,
         )
+        self.summed_on_first = SummedOnFirst(self.checkpoint.train_metrics)
 
     def identity(self, spec_sha256, facts):
         """The identity (JSON) of checkpoints of this model written from this spec, by a
@@ -113,7 +114,7 @@ class RunCheckpoint:
             refuse_another_run(path, theirs, json.loads(ours))
             self.checkpoint.restore(path).assert_existing_objects_matched()
             self.checkpoint.identity.assign(ours)
-            first_replica_holds(*saved_metrics(self.checkpoint, saved))
+            self.summed_on_first.put(saved_metrics(self.checkpoint, saved))
             epoch = self.state.epoch.numpy() + 1
             step = self.state.step_in_epoch.numpy()
             print(f"Resuming from {path} (epoch {epoch}, step {step})")
@@ -141,6 +142,7 @@ class RunCheckpoint:
 
     def save(self, number):
         """Save a checkpoint numbered `number`; return its path."""
+        self.summed_on_first.gather()
         return self.manager.save(checkpoint_number=number)
 
     def save_in_epoch(self, step):
@@ -165,13 +167,11 @@ def read_or_warn(path):
 
 
 def saved_metrics(checkpoint, saved):
-    """The training metrics' variables of `checkpoint` and their values in `saved` (the
-    tensors read from a checkpoint file; None: not in it)."""
-    variables = list(getattr(checkpoint, "train_metrics", []))
+    """The values in `saved` (the tensors read from a checkpoint file) of the training
+    metrics' variables of `checkpoint`, in order (None: not in it)."""
     key = "train_metrics/{}/.ATTRIBUTES/VARIABLE_VALUE"
-    return variables, [
-        saved.get(key.format(number)) for number in range(len(variables))
-    ]
+    count = len(checkpoint.train_metrics)
+    return [saved.get(key.format(number)) for number in range(count)]
 
 
 def read_whole(path):
