@@ -96,15 +96,17 @@ def train_pipeline(train, epoch=1):
     ds = ds.batch(
         EXAMPLES_PER_UPDATE, drop_remainder=True, num_parallel_calls=tf.data.AUTOTUNE
     )
-    augment = layer_map(build_augmentation(), training=True, keep_dtype=True)
-    ds = ds.map(augment, num_parallel_calls=tf.data.AUTOTUNE)
+    augmentation = build_augmentation()
+    augment = layer_map(augmentation, training=True, keep_dtype=True)
+    # Each batch's draws are keyed by (SEED, epoch, batch): a resumed epoch repeats them.
+    ds = rt.augmented(ds, augmentation, augment, SEED, epoch)
     return ds.prefetch(tf.data.AUTOTUNE)
 
 
 def validation_pipeline(validation):
     """Validation batches (the last may be partial: the metrics average per example)."""
     ds = rt.as_dataset(validation)
-    ds = ds.cache()
+    ds = rt.cached(ds, validation)
     ds = ds.batch(VALIDATION_BATCH_SIZE, num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(tf.data.AUTOTUNE)
 

@@ -156,7 +156,7 @@ def per_example_losses(targets, predictions):
 def build_metrics():
     """Fresh metrics keyed by history name (one set for training, one for validation)."""
     MeanRecall = rt.own_object(
-        "shape_metrics:MeanRecall", SPEC_DIR, ("metrics.shape.1",)
+        "shape_metrics:MeanRecall", SPEC_DIR, "metrics", ("metrics.shape.1",)
     )
     return {
         "loss": keras.metrics.Mean(name="loss"),

@@ -18,7 +18,6 @@ from pathlib import Path
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import keras
-import numpy as np
 import tensorflow as tf
 
 sys.path.append(str(Path(__file__).resolve().parent))  # tfgen_runtime/ is here
@@ -67,13 +66,10 @@ def load_npz(path, x, y):
             f"data file {path} not found (relative paths start at {Path.cwd()}); "
             "pass --synthetic to train on random data instead"
         )
-    with open(path, "rb") as file:
-        if file.read(4) != b"PK\x03\x04":  # an .npz is a zip archive of .npy files
-            raise rt.UserError(
-                f"{path}: not an .npz file (an .npz is a zip of .npy arrays)"
-            )
+    # A regular file, a zip archive, and no array declaring more bytes than it holds.
+    npz = rt.open_npz(path)
     try:
-        with np.load(path, allow_pickle=False) as arrays:
+        with npz as arrays:
             keys = [x] if isinstance(x, str) else list(x.values())
             keys += [y] if isinstance(y, str) else list(y.values())
             if missing := [key for key in keys if key not in arrays.files]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tfgen import __version__
 from tfgen.errors import SpecError, UsageError
+from tfgen.stdout import reader_may_leave
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_INVALID = 0, 1, 2
 
@@ -124,10 +125,12 @@ def _add_trust(command: argparse.ArgumentParser, who: str) -> None:
     command.add_argument(
         "--trust",
         action="store_true",
-        help=f"{who}: by default only from modules of this project (files under the working directory or "
-        "the spec's folder, not in site-packages) and keras, tensorflow, numpy, sklearn.datasets, "
-        "tensorflow_datasets, tfgen.datasets; --trust allows any module (plain validate, build, check, diff "
-        "and lint never import them)",
+        help=f"{who}: by default only what each place takes: a builder, a data source or a loss function of a "
+        "module of this project (files under the working directory or the spec's folder, not in site-packages) "
+        "or a known data loader (sklearn.datasets:load_*/make_*, tfgen.datasets:*, keras.datasets.*:load_data); "
+        "a layer, loss, metric, ... that is that kind of Keras class (from the project, keras or tensorflow); "
+        "--trust allows any module and function, but a Keras place still takes only its kind of class "
+        "(plain validate, build, check, diff and lint never import them)",
     )
 
 
@@ -143,6 +146,11 @@ def _add_set(command: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    with reader_may_leave():  # `tfgen build | head -1`: the verdict, never an error (tfgen/stdout.py)
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _run(args)

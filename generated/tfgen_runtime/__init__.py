@@ -7,13 +7,16 @@ concern:
 - `cli`: the command line, and `run`, which makes a user's mistake one line
 - `devices`: the devices a strategy runs on, and a warning for float16 on a CPU
 - `errors`: `UserError`
-- `imports`: the user's functions a spec names
+- `imports`: the user's functions and classes a spec names, each checked for its place
 - `custom`: the user's own classes (their errors located), losses made per-example, a
   builder's one-tensor model keyed
-- `caches`: `cache: true`, one cache per training source for every epoch
+- `caches`: one dataset per source for every epoch (`cache_files`: `cache:`, a cache
+  file kept only for the data it was made of)
+- `augmentation`: random augmentation in tf.data, its draws keyed by (seed, epoch, batch)
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `strings`: string inputs, string labels mapped to their class ids, random strings
 - `class_weights`: class and example weights, found once and applied to the losses
+- `npz_files`: .npz files opened once checked (regular, a zip, arrays within its size)
 - `tfrecords`: TFRecord files read and parsed once before training
 - `tfds_source`: TensorFlow Datasets (the `tfds` extra), streamed in stored order
 - `csv_files`: CSV files read into memory or streamed, every row checked first
@@ -21,6 +24,10 @@ concern:
 - `held_out`: the rows held out for validation and the test (seeded, disjoint)
 - `evaluation`: the final model's evaluation on the test data (test.json)
 - `files`: folder sources (one sub-folder per class): listed, split, read as they stream
+- `class_folders`: a folder source's class folders and files (each file once, in one class)
+- `image_headers`: the size an image file declares, capped before it is decoded
+- `regular_files`: run and data files read only when regular, run files never written
+  through links
 - `run_dir`: the run directory (resume, --fresh, run.json) and its history
 - `folders`: the run folder's lock, and what --fresh may remove
 - `checkpoint`: the run's checkpoint, its identity and restore
@@ -37,10 +44,13 @@ concern:
 - `trackers`: early stopping, the plateau factor, the best epoch's weights
 - `signals`: stop signals (save and exit)
 - `report`: history values, the epoch line, the progress bar
+- `vocabularies`: lookups whose width is their adapted vocabulary's size, found before the model
 """
 
 from .applications import application
-from .caches import as_dataset, cached
+from .augmentation import augmented
+from .cache_files import cached
+from .caches import as_dataset
 from .checkpoint import RunCheckpoint, read_whole, refuse_another_run
 from .checkpoint_files import checkpoint_paths
 from .class_weights import (
@@ -81,6 +91,7 @@ from .model_checks import (
     require_weights,
     variable_path,
 )
+from .npz_files import open_npz
 from .phases import Phase, PhasedTrainer, PhasePlan
 from .reduced import apply_reduced
 from .report import epoch_line, metric_values, progress_bar
@@ -92,6 +103,7 @@ from .tfds_source import load_tfds
 from .tfrecords import checked_tfrecords
 from .trackers import EarlyStopping, KeepBest, ReduceOnPlateau
 from .trainer import COMPILE_FROM_STEPS, StandardTrainer
+from .vocabularies import vocabulary_sizes
 
 __all__ = [
     "COMPILE_FROM_STEPS",
@@ -114,6 +126,7 @@ __all__ = [
     "application",
     "apply_reduced",
     "as_dataset",
+    "augmented",
     "cached",
     "checked_arrays",
     "checked_test_data",
@@ -137,6 +150,7 @@ __all__ = [
     "metric_values",
     "mirrored_devices",
     "named_examples",
+    "open_npz",
     "own_object",
     "parse_args",
     "per_example_loss",
@@ -155,6 +169,7 @@ __all__ = [
     "synthetic_arrays",
     "text_folder",
     "variable_path",
+    "vocabulary_sizes",
     "warn_if_float16_on_cpu",
     "weigh_losses",
     "with_sample_weights",

@@ -3,7 +3,8 @@
 
 A script builds its training pipeline again each epoch (seeded per epoch). Made in it,
 a `Dataset.cache()` would be a new, empty cache each time (the source read again every
-epoch), and `from_tensor_slices` would copy the arrays again each time.
+epoch), and `from_tensor_slices` would copy the arrays again each time (`cache_files`
+holds `cached`).
 """
 
 import tensorflow as tf
@@ -18,15 +19,6 @@ def once_per_source(kind, source, make):
         kept = (source, make())
         KEPT[kind, id(source)] = kept
     return kept[1]
-
-
-def cached(ds, source, filename=""):
-    """`cache: true`: `ds.cache(filename)`, made the first time for `source`.
-
-    `ds` is what the pipeline made of `source` before the cache (it depends on the
-    source only, not on the epoch).
-    """
-    return once_per_source("cache", source, lambda: ds.cache(filename))
 
 
 def as_dataset(data):

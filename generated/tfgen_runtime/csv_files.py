@@ -12,7 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from .class_weights import SAMPLE_WEIGHT
-from .csv_rows import check_lines, examples, parse_lines
+from .csv_rows import check_lines, examples, lines_hash, parse_lines
 from .data import Field
 from .errors import UserError
 
@@ -20,6 +20,9 @@ IN_MEMORY_BYTES = 64 * 2**20  # a larger file streams (unless `in_memory: true`)
 CHECKED_LINES = 65536  # lines checked (and read) together before training
 STREAMED_LINES = 4096  # lines parsed together as they stream (then one example each)
 HEADER_SHOWN = 30  # header names listed when a column is missing
+HEADER_BYTES = 2**20  # a longer row 1 is refused (as `validate --deep` refuses it)
+CHANGED = "changed since it was checked before training: rerun to check it again"
+CHECKED = {}  # a streamed file's path -> its identity when its rows were checked
 
 # One input or target: "x" or "y", its name and Field, the header indices of its columns,
 # and whether they are stacked into a vector (a list of columns).
@@ -60,7 +63,9 @@ def read_csv(
         stream = os.path.getsize(path) > IN_MEMORY_BYTES
     if not stream:
         return read_arrays(layout)
+    identity = file_identity(path)  # the file as it was when its check began
     found = CsvStream(layout, *checked_rows(layout, labels=rows))
+    CHECKED[path] = identity
     print(f"{found.rows} rows in {path} (streamed)")
     return found if rows else found.dataset()
 
@@ -85,7 +90,9 @@ def with_weight_column(targets, y, column):
 def read_header(path, delimiter):
     """The column names of the file's first line (row 1)."""
     with open(path, "rb") as file:
-        line = file.readline()
+        line = file.readline(HEADER_BYTES + 1)
+    if len(line) > HEADER_BYTES:
+        raise UserError(f"{path}: row 1 (the header) is over 1 MiB long: not a header")
     try:
         text = line.decode("utf-8-sig").rstrip("\r\n")  # a byte-order mark is no name
     except UnicodeDecodeError:
@@ -93,7 +100,13 @@ def read_header(path, delimiter):
     if not text:
         need = "a csv source needs a header row naming its columns"
         raise UserError(f"{path}: row 1 is empty: {need}")
-    return next(csv.reader([text], delimiter=delimiter))
+    if "\r" in text:  # the whole file is one line to tf.data
+        ends = "its lines end in a carriage return (CR) only"
+        raise UserError(f"{path}: {ends}: save it with LF (or CRLF) line endings")
+    try:
+        return next(csv.reader([text], delimiter=delimiter))
+    except csv.Error as error:
+        raise UserError(f"{path}: row 1 (the header) is not CSV: {error}") from None
 
 
 def layout_items(path, header, fields, mappings):
@@ -151,18 +164,41 @@ def read_arrays(layout):
 
 
 def checked_rows(layout, labels=False):
-    """Check every row; return how many there are and (`labels`) the first target's values."""
+    """Check every row; return how many there are, (`labels`) the first target's values,
+    and the fingerprint of each STREAMED_LINES lines (as `CsvStream` reads them)."""
     count = 0
     values = []
+    hashes = []
     for first_row, lines in line_batches(layout.path):
         fields = check_lines(lines, first_row, layout)
         count += int(tf.size(lines))
+        for start in range(0, int(tf.size(lines)), STREAMED_LINES):
+            hashes.append(int(lines_hash(lines[start : start + STREAMED_LINES])))
         if labels:
             targets = examples(fields, layout)[1]
             values.append(next(iter(targets.values())).numpy())
-    if not labels:
-        return count, None
-    return count, np.concatenate(values) if values else np.zeros(0)
+    if labels:
+        values = np.concatenate(values) if values else np.zeros(0)
+    return count, values if labels else None, hashes
+
+
+def file_identity(path):
+    """A file's size and modification time (what `changed_since_checked` compares)."""
+    status = os.stat(path)
+    return status.st_size, status.st_mtime_ns
+
+
+def changed_since_checked():
+    """The line naming a streamed CSV file changed since its rows were checked (None:
+    none did): any failure while it streams is then that change's."""
+    for path, identity in CHECKED.items():
+        try:
+            now = file_identity(path)
+        except OSError:
+            now = None
+        if now != identity:
+            return f"{path}: {CHANGED}"
+    return None
 
 
 class CsvStream:
@@ -174,30 +210,47 @@ class CsvStream:
         labels: the first target's value of each row (None: not kept).
     """
 
-    def __init__(self, layout, rows, labels=None):
+    def __init__(self, layout, rows, labels=None, hashes=()):
         self.layout = layout
         self.rows = rows
         self.labels = labels
+        self.hashes = list(hashes)  # of each STREAMED_LINES lines, as checked
 
     def dataset(self, parts=None, part=0):
-        """The examples in file order: every row's, or those where `parts[row] == part`."""
+        """The examples in file order: every row's, or those where `parts[row] == part`.
+
+        Each batch of lines is the one checked (its fingerprint), or the stream stops with
+        one line saying the file changed since it was checked.
+        """
         layout = self.layout
         lines = tf.data.TextLineDataset(layout.path).skip(1).batch(STREAMED_LINES)
         if parts is None:
             count = self.rows
-            parsed = lines.map(
-                lambda batch: parse_lines(batch, layout),
-                num_parallel_calls=tf.data.AUTOTUNE,
-            )
+            keep = None
         else:
             keep = tf.constant(np.asarray(parts) == part)
             count = int(np.sum(np.asarray(parts) == part))
 
-            def kept(number, batch):
-                start = number * STREAMED_LINES
-                chosen = keep[start : start + tf.size(batch, tf.int64)]
-                return parse_lines(tf.boolean_mask(batch, chosen), layout)
+        def kept(number, batch):
+            batch = self.unchanged(number, batch)
+            if keep is None:
+                return parse_lines(batch, layout)
+            start = number * STREAMED_LINES
+            chosen = keep[start : start + tf.size(batch, tf.int64)]
+            return parse_lines(tf.boolean_mask(batch, chosen), layout)
 
-            parsed = lines.enumerate().map(kept, num_parallel_calls=tf.data.AUTOTUNE)
+        parsed = lines.enumerate().map(kept, num_parallel_calls=tf.data.AUTOTUNE)
         examples = parsed.unbatch()
         return examples.apply(tf.data.experimental.assert_cardinality(count))
+
+    def unchanged(self, number, batch):
+        """`batch`, the lines of batch `number`, once its fingerprint is the one checked."""
+        hashes = tf.constant(self.hashes or [0], tf.int64)
+        known = number < len(self.hashes)
+        expected = tf.gather(hashes, tf.minimum(number, len(hashes) - 1))
+        same = known & tf.equal(lines_hash(batch), expected)
+        row = tf.strings.as_string(2 + number * STREAMED_LINES)
+        where = f"{self.layout.path}: rows from "
+        message = tf.strings.join([where, row, f": {CHANGED}"])
+        with tf.control_dependencies([tf.debugging.Assert(same, [message])]):
+            return tf.identity(batch)

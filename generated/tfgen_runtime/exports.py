@@ -82,7 +82,10 @@ def readable(path):
 
 
 def keras_readable(path):
-    """Whether `path` is a .keras archive whose every member reads back (CRC-checked)."""
+    """Whether `path` is a .keras archive whose every member reads back (CRC-checked); not
+    when it is no regular file (a FIFO would block the read: it is written again)."""
+    if not path.is_file():
+        return False
     try:
         with zipfile.ZipFile(path) as archive:
             whole = archive.testzip() is None

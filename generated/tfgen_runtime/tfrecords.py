@@ -3,29 +3,42 @@
 
 import re
 
+import numpy as np
 import tensorflow as tf
 
 from .errors import UserError
+from .labels import is_labelled, labels_allowed, labels_outside
+from .regular_files import is_remote, require_regular
 
 
-def checked_tfrecords(files, compression, parse):
+def checked_tfrecords(files, compression, parse, inputs=None, targets=None):
     """Read and parse every record once before training, so that a corrupt, truncated or
     mis-described file is one line naming it and the record (not a traceback, nor, when
-    truncated, half the data without a word); print how many examples there are."""
+    truncated, half the data without a word); print how many examples there are.
+
+    `inputs` and `targets` (the declared fields): a record with a non-finite float or a
+    label its target does not take (see `labels`) is one line naming the file and record.
+    """
     total = 0
+    fields = (inputs or {}, targets or {})
     for path in files:
-        total += tfrecord_count(path, compression, parse)
+        total += tfrecord_count(path, compression, parse, fields)
     print(f"{total} examples in {len(files)} TFRecord file(s)")
     return total
 
 
-def tfrecord_count(path, compression, parse):
-    """The records of one file, each parsed; UserError naming the first bad one."""
+def tfrecord_count(path, compression, parse, fields=({}, {})):
+    """The records of one file, each parsed and its values checked; UserError naming the
+    first bad one, or the file when it is not a regular one (a FIFO would block the run).
+    """
+    if not is_remote(path):
+        require_regular(path)
     count = 0
     size = 0
     try:
         for batch in tf.data.TFRecordDataset(path, compression).batch(256):
-            first_bad_record(batch, parse, count)
+            parsed = first_bad_record(batch, parse, count)
+            first_bad_value(parsed, fields, count)
             count += int(tf.size(batch))
             size += int(tf.reduce_sum(tf.strings.length(batch)))
     except tf.errors.OpError as error:
@@ -43,9 +56,9 @@ def tfrecord_count(path, compression, parse):
 
 
 def first_bad_record(batch, parse, first):
-    """Parse a batch of records; UserError naming the first that does not parse."""
+    """Parse a batch of records (returned); UserError naming the first that does not parse."""
     try:
-        parse(batch)
+        return parse(batch)
     except tf.errors.InvalidArgumentError:
         for index in range(int(tf.size(batch))):
             try:
@@ -54,6 +67,25 @@ def first_bad_record(batch, parse, first):
                 problem = tfrecord_problem(error)
                 raise UserError(f"record {first + index}: {problem}") from None
         raise
+
+
+def first_bad_value(parsed, fields, first):
+    """UserError naming the first record of a parsed batch (its first is record `first`)
+    with a non-finite float, or a label outside its target's rule."""
+    for part, values, declared in zip(("inputs", "targets"), parsed, fields):
+        for key, field in declared.items():
+            array = values[key].numpy()
+            name = f"{part}.{key}"
+            rows = array.reshape(len(array), -1)
+            if array.dtype.kind == "f" and not np.isfinite(rows).all():
+                record = first + int(np.argmin(np.isfinite(rows).all(axis=1)))
+                raise UserError(
+                    f"record {record}: {name}: a non-finite value (NaN or inf)"
+                )
+            if is_labelled(field) and labels_outside(array, field).any():
+                row = int(np.argmax(labels_outside(array, field)))
+                found = f"label {rows[row, 0]} is outside {labels_allowed(field)}"
+                raise UserError(f"record {first + row}: {name}: {found}")
 
 
 def tfrecord_problem(error):

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 from conftest import ROOT, SPECS, import_blocker, run_tfgen, write_module
 
 from tfgen.check.modules import LookupFailed, import_function
@@ -78,6 +79,34 @@ def test_examples_deep_validate_with_summaries_in_one_clean_process():
     assert result.stdout.endswith(f"{len(SPECS)} spec(s) valid (--deep: built with Keras)\n")
 
 
+@pytest.mark.slow
+def test_deep_accepts_a_custom_string_layer_that_the_built_script_trains_with(tmp_path, monkeypatch, capsys):
+    """A `standardize` stand-in of the user's own on a `dtype: string` input: --deep refused it
+    (as if it were a numeric layer) while build and the script ran it; both now agree."""
+    cases = ROOT / "tests" / "check" / "deep_invalid_specs"
+    # Under another name: the pinned case's module may be imported already, from outside this project.
+    (tmp_path / "text_layers.py").write_text((cases / "string_layers_modules.py").read_text())
+    (tmp_path / "texts_data.py").write_text(
+        "import numpy as np\n\n\ndef load():\n"
+        "    words = np.array(['Good!', 'BAD.', 'good', 'bad'] * 16, dtype=object)\n"
+        "    return words, (np.arange(64) % 2).astype('int32')\n"
+    )
+    spec = yaml.safe_load((cases / "custom_layer_on_strings.yaml").read_text())
+    spec["data"]["train"]["source"] = {"type": "python", "function": "texts_data:load"}
+    spec["data"]["validation_split"] = 0.25
+    del spec["model"]["layers"][1]  # Double, which computes on numbers
+    spec["model"]["layers"][0]["type"] = "text_layers:Standardize"
+    (tmp_path / "texts.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "--deep", "texts.yaml"]) == 0, capsys.readouterr().err
+    assert main(["build", "texts.yaml"]) == 0
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    script = [sys.executable, "generated/texts.py", "--output-dir", "run"]
+    result = subprocess.run(script, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Epoch 1/1" in result.stdout and (tmp_path / "run" / "model.keras").is_file()
+
+
 def test_every_deep_case_points_at_its_own_file():
     for spec in CASES:
         lines = spec.with_suffix(".expected").read_text().splitlines()
@@ -134,8 +163,8 @@ def test_a_module_is_found_in_the_working_directory_before_the_spec_directory(tm
     write_module(tmp_path / "specs", "tfgen_case_beside", "def where():\n    return 'beside'\n")
     monkeypatch.chdir(tmp_path / "work")
     monkeypatch.setattr(sys, "modules", dict(sys.modules))
-    assert import_function("tfgen_case_where:where", tmp_path / "specs")() == "work"
-    assert import_function("tfgen_case_beside:where", tmp_path / "specs")() == "beside"
+    assert import_function("tfgen_case_where:where", tmp_path / "specs", "data")() == "work"
+    assert import_function("tfgen_case_beside:where", tmp_path / "specs", "data")() == "beside"
     assert str(tmp_path / "specs") not in sys.path  # the path is restored
 
 
@@ -154,5 +183,5 @@ def test_lookup_failures_are_one_line_and_name_where_it_looked(tmp_path, monkeyp
     }
     for reference, message in expected.items():
         with pytest.raises(LookupFailed) as failure:
-            import_function(reference, tmp_path)
+            import_function(reference, tmp_path, "data")
         assert str(failure.value) == message

@@ -73,3 +73,24 @@ def test_deep_compares_the_folders_with_the_class_names_the_target_lists(tmp_pat
         "data.train.source.directory: `data/shapes` has no folder for the class `stripes`",
         "targets.shape.classes: `data/shapes/blob` is not a class listed here",
     ]
+
+
+def test_deep_refuses_what_the_script_refuses_in_a_class_folder_a_fifo_a_loop_and_a_file_in_two_classes(
+    tmp_path, capsys, monkeypatch
+):
+    import os
+
+    root = tmp_path / "data" / "shapes"
+    write_images(root, per_class=2, size=(2, 2))
+    spec = image_spec(Path("data/shapes"))
+    (root / "circle" / "loop").symlink_to("..")  # not followed: the same files as the script lists
+    code, err = deep(tmp_path, spec, capsys, monkeypatch)
+    assert code == 0 and err.startswith("warning: data/shapes/circle/loop: a link to a folder"), err
+    os.mkfifo(root / "square" / "zz.png")
+    code, err = deep(tmp_path, spec, capsys, monkeypatch)
+    assert code == 2 and len([line for line in err.splitlines() if line.startswith("shapes.yaml:")]) == 1, err
+    assert "data.train.source.directory: data/shapes/square/zz.png: a FIFO (named pipe), not a regular file" in err
+    (root / "square" / "zz.png").unlink()
+    (root / "square" / "zz.png").symlink_to(root / "circle" / "001.png")
+    code, err = deep(tmp_path, spec, capsys, monkeypatch)
+    assert code == 2 and "data/shapes/square/zz.png: the same file as one in data/shapes/circle" in err, err

@@ -217,7 +217,7 @@ Traceback (most recent call last):
   File "SCRIPT", line 240, in <module>
     rt.run(main)
   File "SCRIPT", line {line}, in {function}
-    model = rt.function("m:build", SPEC_DIR)()
+    model = rt.function("m:build", SPEC_DIR, "builder")()
   File "/somewhere/m.py", line 2, in build
     raise ValueError('broken')
 ValueError: broken

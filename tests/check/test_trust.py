@@ -14,7 +14,11 @@ import yaml
 from conftest import ROOT, base_spec, run_tfgen, tfgen_here, write_module
 
 QUIET = {"TF_CPP_MIN_LOG_LEVEL": "3"}  # no C++ log lines (CUDA probing) among the error lines
-WHY = "(not a module of this project nor a library tfgen uses); pass --trust to allow it"
+ANY = "; pass --trust to allow any module"
+LOADERS = "sklearn.datasets:load_*, sklearn.datasets:make_*, tfgen.datasets:*, keras.datasets.*:load_data"
+DATA = f"a data function comes from a module of this project or is a known loader ({LOADERS})"
+BUILDER = "a model builder comes from a module of this project"
+LAYER = "a layer is a keras.layers.Layer subclass from keras, tensorflow or a module of this project"
 BUILD = """import keras
 from pathlib import Path
 
@@ -62,9 +66,12 @@ def _refused(tmp_path: Path) -> list[str]:
     return [
         (
             f"specs/x.yaml:{_at(spec, 'function', 'subprocess:run')}: data.train.source.function: subprocess:run: "
-            f"refusing to import `subprocess` {WHY}"
+            f"refusing to import `subprocess`: {DATA}{ANY}"
         ),
-        f"specs/x.yaml:{_at(spec, 'builder', 'os:system')}: model.builder: os:system: refusing to import `os` {WHY}",
+        (
+            f"specs/x.yaml:{_at(spec, 'builder', 'os:system')}: model.builder: os:system: refusing to import `os`: "
+            f"{BUILDER}{ANY}"
+        ),
     ]
 
 
@@ -169,9 +176,9 @@ def test_deep_refuses_modules_outside_the_project_in_site_packages_and_reexporte
     assert result.returncode == 2
     lines = [line.split(": ", 2)[2] for line in result.stderr.splitlines()]
     assert lines == [
-        f"elsewhere_data:load: refusing to import `elsewhere_data` {WHY}",
-        f"vendored_model:build: refusing to import `vendored_model` {WHY}",
-        f"project_shell:system: refusing to import `posix` {WHY}",
+        f"elsewhere_data:load: refusing to import `elsewhere_data`: {DATA}{ANY}",
+        f"vendored_model:build: refusing to import `vendored_model`: {BUILDER}{ANY}",
+        f"project_shell:system: {BUILDER}, and this is defined in `posix`{ANY}",
     ]
     assert not marker.exists()
 
@@ -183,8 +190,8 @@ def test_script_refuses_each_in_one_line_and_runs_both_with_trust(tmp_path):
     data = _script(tmp_path)  # load_data calls the source first
     model = _script(tmp_path, "--synthetic")  # no source: build_model calls the builder
     for result, line in (
-        (data, f"error: subprocess:run: refusing to import `subprocess` {WHY}"),
-        (model, f"error: os:system: refusing to import `os` {WHY}"),
+        (data, f"error: subprocess:run: refusing to import `subprocess`: {DATA}{ANY}"),
+        (model, f"error: os:system: refusing to import `os`: {BUILDER}{ANY}"),
     ):
         assert result.returncode == 1
         assert "Traceback" not in result.stderr
@@ -203,8 +210,8 @@ def test_smoke_refuses_the_builder_and_the_source_and_passes_trust_on_to_the_scr
     synthetic = tfgen_here("smoke", spec, cwd=tmp_path)  # smoke's main here; the scripts are processes
     real = tfgen_here("smoke", "--real-data", "8", spec, cwd=tmp_path)
     for result, line in (
-        (synthetic, f"error: os:system: refusing to import `os` {WHY}"),
-        (real, f"error: subprocess:run: refusing to import `subprocess` {WHY}"),
+        (synthetic, f"error: os:system: refusing to import `os`: {BUILDER}{ANY}"),
+        (real, f"error: subprocess:run: refusing to import `subprocess`: {DATA}{ANY}"),
     ):
         assert result.returncode == 1
         assert result.stdout.splitlines()[0] == f"FAIL specs/x.yaml: {line} (first run)"
@@ -267,7 +274,8 @@ def test_script_refuses_an_own_layer_from_outside_the_project_in_one_line_and_im
     assert refused.returncode == 1
     assert "Traceback" not in refused.stderr
     assert (
-        refused.stderr.splitlines()[-1] == f"error: elsewhere_layers:Scale: refusing to import `elsewhere_layers` {WHY}"
+        refused.stderr.splitlines()[-1]
+        == f"error: elsewhere_layers:Scale: refusing to import `elsewhere_layers`: {LAYER}{ANY}"
     )
     assert not marker.exists()
     trusted = subprocess.run(

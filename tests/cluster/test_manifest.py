@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 
@@ -231,7 +232,8 @@ def test_the_tfjob_is_one_document_holding_each_value_as_given(tmp_path, capsys)
     (job,) = yaml.safe_load_all(out)
     pod = job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]
     (container,) = pod["containers"]
-    assert (container["image"], container["command"]) == (TRICKY, ["python", TRICKY])
+    assert container["image"] == TRICKY
+    assert container["command"] == ["python", TRICKY.replace("$", "$$")]  # Kubernetes reads `$$` as `$`
     assert container["volumeMounts"][0]["mountPath"] == f"/{TRICKY}"
     assert pod["volumes"][0]["persistentVolumeClaim"]["claimName"] == TRICKY
 
@@ -285,9 +287,9 @@ def test_ports_counts_and_sizes_out_of_range_are_one_line_usage_errors(kind, arg
         ("slurm", "16G", "#SBATCH --mem=16G\n"),
         ("slurm", "512M", "#SBATCH --mem=512M\n"),
         ("slurm", "4096", "#SBATCH --mem=4096\n"),
-        ("tfjob", "512Mi", "memory: 512Mi\n"),
-        ("tfjob", "16G", "memory: 16G\n"),
-        ("tfjob", "1000000", "memory: '1000000'\n"),
+        ("tfjob", "512Mi", 'memory: "512Mi"\n'),
+        ("tfjob", "16G", 'memory: "16G"\n'),
+        ("tfjob", "1000000", 'memory: "1000000"\n'),
     ],
 )
 def test_sizes_of_each_kinds_documented_form_are_written_as_given(kind, memory, line, capsys):
@@ -296,3 +298,65 @@ def test_sizes_of_each_kinds_documented_form_are_written_as_given(kind, memory, 
     )
     assert code == 0, err
     assert line in out
+
+
+# --- as Kubernetes reads a TFJob: YAML 1.2 numbers, `$(VAR)` expanded in a command ----------------------
+
+
+class Yaml12Loader(yaml.SafeLoader):
+    """PyYAML's safe loader reading numbers as YAML 1.2's core schema does (as Kubernetes' go-yaml
+    does): `1e3` is a float, `0o17` and `0x1F` are ints (YAML 1.1 reads the first two as strings)."""
+
+
+Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)$"),
+    list("-+.0123456789"),
+)
+Yaml12Loader.add_implicit_resolver("tag:tfgen,octal", re.compile(r"^0o[0-7]+$"), ["0"])
+Yaml12Loader.add_constructor("tag:tfgen,octal", lambda loader, node: int(node.value, 0))
+
+
+def kubernetes_expansion(text: str, env: dict[str, str]) -> str:
+    """What a container gets of a command word (Kubernetes' third_party/forked/golang/expansion):
+    `$$` is `$`, `$(NAME)` is NAME's value when it is defined; any other `$` stays."""
+    out, i = [], 0
+    while i < len(text):
+        if text.startswith("$$", i):
+            out.append("$")
+            i += 2
+        elif text.startswith("$(", i) and ")" in text[i + 2 :]:
+            name = text[i + 2 : text.index(")", i + 2)]
+            out.append(env.get(name, f"$({name})"))
+            i += len(name) + 3
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def test_a_tfjob_value_that_looks_like_a_number_or_a_variable_reaches_the_pod_as_written(capsys):
+    command = ["python", "x.py", "--rate", "1e3", "--mode", "0o17", "--hex", "0x1F", "--yes", "yes"]
+    command += ["--home", "$(HOME)", "--literal", "$$(HOME)", "--dollar", "$HOME$"]
+    code, out, err = _manifest(
+        capsys,
+        ROOT / SPEC,
+        "--kind",
+        "tfjob",
+        "--image",
+        "1e3",
+        "--volume-claim",
+        "0o17",
+        "--memory",
+        "1000000",
+        "--command",
+        shlex.join(command),
+    )
+    assert code == 0, err
+    job = yaml.load(out, Loader=Yaml12Loader)
+    pod = job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert (container["image"], pod["volumes"][0]["persistentVolumeClaim"]["claimName"]) == ("1e3", "0o17")
+    assert container["resources"]["limits"] == {"memory": "1000000"}
+    assert all(isinstance(word, str) for word in container["command"])
+    assert [kubernetes_expansion(word, {"HOME": "/root"}) for word in container["command"]] == command

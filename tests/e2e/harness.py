@@ -51,8 +51,8 @@ def record_models(module, on_build=None) -> list:
     """Keep every model the script's main() builds (in the returned list); `on_build(model)` on each."""
     built, build_model = [], module.build_model
 
-    def recording_build_model():
-        built.append(build_model())
+    def recording_build_model(*sizes):  # `vocabulary_sizes`, where the script has lookups sized by them
+        built.append(build_model(*sizes))
         if on_build:
             on_build(built[-1])
         return built[-1]

@@ -303,6 +303,43 @@ def test_boundaries_and_vocabulary_survive_a_kill_and_are_never_adapted_again(tm
     assert report["weights_bytes"] == expected["weights_bytes"]  # bit-identical to the uninterrupted run
 
 
+# A multi_hot lookup with neither `max_tokens` nor `pad_to_max_tokens`: its width is its vocabulary's size.
+WIDENED = [*CHAINED[:2], {"type": "IntegerLookup", "adapt": True, "output_mode": "multi_hot"}, CHAINED[-1]]
+
+
+@pytest.mark.slow
+def test_an_adapted_multi_hot_lookup_without_max_tokens_trains_and_resumes_with_its_vocabulary_width(tmp_path):
+    """Keras's own pattern (adapt, then build) needs no `max_tokens`: the script finds the
+    vocabulary's size before it builds the model, run.json records it, and a killed run
+    builds the same model from it, resuming bit-identically without adapting."""
+    overrides = {
+        "deterministic": True,
+        "train": {"epochs": 2},
+        "checkpoint": {"every_steps": 10, "keep": 2},
+        "model": {**TABULAR["model"], "layers": WIDENED},
+    }
+    script = _build(tmp_path, "widened", overrides)
+    straight = _run(script, tmp_path / "straight.json", "--output-dir", str(tmp_path / "straight"))
+    assert straight.returncode == 0, straight.stderr[-3000:]
+    assert "adapted_integer_lookup: a vocabulary of 9 (its output width)" in straight.stdout  # 8 bins + 1 OOV
+    expected = json.loads((tmp_path / "straight.json").read_text())
+    assert expected["learned"]["adapted_integer_lookup"] == expected["seen_learned"]["adapted_integer_lookup"]
+    assert json.loads((tmp_path / "straight" / "run.json").read_text())["vocabulary_sizes"] == {
+        "adapted_integer_lookup": 9
+    }
+    assert 9 * 8 * 4 * 2 in {len(w) for w in expected["weights_bytes"]}  # the Dense kernel: 9 x 8 float32, in hex
+
+    out = tmp_path / "killed"
+    killed = _run(script, tmp_path / "killed.json", "--output-dir", str(out), kill_after=2)
+    assert killed.returncode == -9, killed.stderr[-3000:]
+    resumed = _run(script, tmp_path / "resumed.json", "--output-dir", str(out))
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "Resuming from" in resumed.stdout and "a vocabulary of" not in resumed.stdout  # run.json's size
+    report = json.loads((tmp_path / "resumed.json").read_text())
+    assert report["adapt_calls"] == [] and report["learned"] == expected["learned"]
+    assert report["weights_bytes"] == expected["weights_bytes"]  # bit-identical to the uninterrupted run
+
+
 @pytest.mark.slow
 def test_under_mirrored_strategy_on_tf_data_a_resumed_run_puts_boundaries_and_vocabulary_back(tmp_path):
     data = {**TABULAR["data"], "train": {**TABULAR["data"]["train"], "in_memory": False}}

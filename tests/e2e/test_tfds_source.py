@@ -360,3 +360,50 @@ def test_smoke_runs_a_tfds_spec_on_synthetic_data_and_resumes_it(tmp_path):
     result = run_tfgen("smoke", "small.yaml", "--steps", "3", cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.startswith("PASS small.yaml (saved at epoch 1, resumed to epoch 2; ")
+
+
+def offline(folder):
+    """The environment of a Python with no network: every connection fails at once."""
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(
+        "import socket\n"
+        "def refuse(*args, **kwargs):\n"
+        "    raise OSError(101, 'Network is unreachable (offline)')\n"
+        "socket.socket.connect = refuse\n"
+        "socket.getaddrinfo = refuse\n"
+    )
+    return {"PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
+
+
+@pytest.mark.slow
+def test_a_tfds_dataset_not_downloaded_offline_is_one_line_naming_it_where_and_how_to_get_it(tmp_path):
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", **offline(tmp_path / "offline")}
+    (tmp_path / "datasets").mkdir()
+    (tmp_path / "a-file").write_text("not a folder\n")
+    lines = {}
+    for data_dir in ("datasets", "a-file"):
+        spec = mnist_spec(data_dir=str(tmp_path / data_dir))
+        script = build(tmp_path / data_dir.replace("-", "_"), spec)
+        result = subprocess.run(
+            [sys.executable, str(script), "--output-dir", str(tmp_path / f"run-{data_dir}")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            check=False,
+        )
+        assert result.returncode == 1, result.stdout + result.stderr[-3000:]
+        assert "Traceback" not in result.stderr, result.stderr[-3000:]
+        errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+        assert len(errors) == 1, result.stderr[-3000:]
+        lines[data_dir] = errors[0]
+    missing = lines["datasets"]
+    assert missing.startswith(f"error: tfds mnist (train[:80%]): not downloaded (looked in {tmp_path}/datasets/mnist/")
+    assert missing.endswith(
+        "download it with `tfds build mnist --data_dir DIR` on a connected machine (or a run there), "
+        "then copy DIR here and give it as `data_dir`"
+    )
+    assert lines["a-file"] == (
+        f"error: tfds mnist (train[:80%]): data_dir {tmp_path}/a-file is not a folder of datasets "
+        "(`tfds build mnist --data_dir DIR` makes one)"
+    )

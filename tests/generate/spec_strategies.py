@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from tfgen.spec import catalog
@@ -174,6 +175,8 @@ def layer_model(draw) -> dict:
                     {"type": "Hashing", "num_bins": bins},
                     {"type": "StringLookup", "max_tokens": bins, "adapt": True},
                     {"type": "StringLookup", "vocabulary": ["w0", "w1", "w2"]},
+                    # as wide as its adapted vocabulary: the script finds the width before building
+                    {"type": "StringLookup", "output_mode": "multi_hot", "adapt": True},
                 ]
             )
         )
@@ -181,7 +184,9 @@ def layer_model(draw) -> dict:
         if tokens:
             ids = {"type": "TextVectorization", "max_tokens": bins, "output_sequence_length": 4, "adapt": True}
         opening = [ids, {"type": "Embedding", "input_dim": bins, "output_dim": width}]
-        if shape or tokens:
+        if ids.get("output_mode") == "multi_hot":
+            opening = [ids]
+        elif shape or tokens:
             opening.append({"type": "GlobalAveragePooling1D"})
     else:
         vocabulary = draw(st.integers(4, 12))
@@ -315,12 +320,15 @@ def feature_dtype(dtype: str) -> str:
 
 
 @st.composite
-def source(draw, inputs: dict, targets: dict, *, examples: int, array_only: bool = False) -> dict:
-    """Any source type; none of the files need to exist to build (smoke runs use --synthetic)."""
+def source(
+    draw, inputs: dict, targets: dict, *, examples: int, array_only: bool = False, kind: str | None = None
+) -> dict:
+    """Any source type (or `kind`); none of the files need to exist to build (smoke runs use --synthetic)."""
     types = ["synthetic", "npz", "python", "keras"] + ([] if array_only else ["tfrecord"])
     if all(fills_columns(item["shape"]) for item in {**inputs, **targets}.values()):
         types.append("csv")
-    kind = draw(st.sampled_from(types))
+    assume(kind in (None, *types))  # a csv file cannot hold every shape
+    kind = kind or draw(st.sampled_from(types))
     if kind == "synthetic":
         return {"type": "synthetic", "examples": examples}
     if kind == "csv":
@@ -392,13 +400,40 @@ def padded_batch(inputs: dict, sequence: bool) -> st.SearchStrategy[dict]:
     return st.one_of(options)
 
 
+# The source types `augment` is drawn on (all the strategy draws; csv for vectors only). Folder and
+# tfds sources are not drawn: tests/e2e/test_augmented_resume.py resumes them augmented.
+AUGMENTED_SOURCES = ("synthetic", "npz", "python", "keras", "tfrecord", "csv")
+
+
+def augmentable(drawn: dict) -> bool:
+    """Whether `data.train.augment` may be drawn: one input of vectors or images."""
+    return len(drawn["model"]["inputs"]) == 1 and drawn["family"] in ("vector", "image")
+
+
 @st.composite
-def data(draw, drawn: dict, batch_size: int) -> dict:
+def augmentation(draw, family: str, dtype: str) -> list[dict]:
+    """One to three random layers for the family's examples of `dtype` (each draws through a
+    Keras seed generator; noise only on floats: it cannot be added to integers)."""
+    noise = st.builds(lambda stddev: {"type": "GaussianNoise", "stddev": stddev}, finite(0.01, 0.1))
+    layers = [noise, st.just({"type": "GaussianDropout", "rate": 0.1})] if dtype.startswith("float") else []
+    if family == "image":
+        layers += [
+            st.just({"type": "RandomFlip", "mode": "horizontal"}),
+            st.just({"type": "RandomRotation", "factor": 0.1}),
+            st.just({"type": "RandomTranslation", "height_factor": 0.2, "width_factor": 0.2}),
+        ]
+    return draw(st.lists(st.one_of(layers), min_size=1, max_size=3))
+
+
+@st.composite
+def data(draw, drawn: dict, batch_size: int, *, augmented: bool = False, source_type: str | None = None) -> dict:
+    """`augmented`: always an `augment` list (the model must be `augmentable`); `source_type`: the
+    training source's type."""
     model, targets = drawn["model"], drawn["targets"]
     inputs = model["inputs"]
     sequence = drawn["family"] == "sequence"
     examples = batch_size * draw(st.integers(2, 4))
-    train = {"source": draw(source(inputs, targets, examples=examples)), "batch_size": batch_size}
+    train = {"source": draw(source(inputs, targets, examples=examples, kind=source_type)), "batch_size": batch_size}
     if draw(st.booleans()):
         train["shuffle"] = draw(st.sampled_from([16, 64, 256]))
     if not draw(st.integers(0, 4)):
@@ -412,13 +447,12 @@ def data(draw, drawn: dict, batch_size: int) -> dict:
                 train["bucket_by_sequence_length"]["input"] = next(iter(inputs))
         else:
             train["padded_batch"] = draw(padded_batch(inputs, sequence))
-    if len(inputs) == 1 and drawn["family"] in ("vector", "image"):
+    if augmentable(drawn):
         if not draw(st.integers(0, 3)):
             train["preprocess"] = [{"type": "Rescaling", "scale": draw(finite(0.5, 2.0))}]
-        if not draw(st.integers(0, 3)):
-            noise = {"type": "GaussianNoise", "stddev": draw(finite(0.01, 0.1))}
-            flip = {"type": "RandomFlip", "mode": "horizontal"}
-            train["augment"] = [flip if drawn["family"] == "image" and draw(st.booleans()) else noise]
+        if augmented or not draw(st.integers(0, 3)):
+            dtype = next(iter(inputs.values())).get("dtype", "float32")
+            train["augment"] = draw(augmentation(drawn["family"], dtype))
     in_memory = draw(st.sampled_from(["auto", "auto", True, False]))
     blocked = (
         holds_strings(drawn)  # strings stream through tf.data
@@ -624,9 +658,11 @@ def logging(draw) -> dict:
 
 
 @st.composite
-def specs(draw) -> dict:
-    """A valid spec over the whole spec model."""
-    drawn = draw(st.one_of(layer_model(), layer_model(), branched_model(), builder_model()))
+def specs(draw, *, augmented: bool = False, source_type: str | None = None) -> dict:
+    """A valid spec over the whole spec model (`augmented`: one that augments its training
+    examples; `source_type`: on a training source of that type)."""
+    models = st.one_of(layer_model(), layer_model(), branched_model(), builder_model())
+    drawn = draw(layer_model().filter(augmentable) if augmented else models)
     batch_size = draw(st.sampled_from([4, 8]))
     spec: dict[str, Any] = {"name": draw(st.sampled_from(["drawn", "run", "model", "keras", "x"]))}
     if draw(st.booleans()):
@@ -639,7 +675,7 @@ def specs(draw) -> dict:
         spec["strategy"] = chosen
     kind = chosen.get("type", "default")
     multi_replica = kind in ("mirrored", "multi_worker_mirrored")
-    spec["data"] = draw(data(drawn, batch_size))
+    spec["data"] = draw(data(drawn, batch_size, augmented=augmented, source_type=source_type))
     spec["model"] = drawn["model"]
     spec["targets"] = drawn["targets"]
     spec["losses"] = drawn["losses"]

@@ -139,11 +139,28 @@ def test_distribute_tutorial_reports_its_unbuilt_optimizer():
     assert "optimizer.build(model.trainable_variables)" in message and "InvalidArgumentError" in message
 
 
-def test_distribute_tutorial_test_loop_is_not_a_training_loop():
-    tutorial = CORPUS / "bad" / "custom_training_tutorial.py"
+def _undistributed_tutorial(tmp_path):
+    """The tutorial with its datasets iterated as they are, not through `experimental_distribute_dataset`."""
+    text = (CORPUS / "bad" / "custom_training_tutorial.py").read_text()
+    for name in ("train_dataset", "test_dataset"):
+        text = text.replace(f"strategy.experimental_distribute_dataset({name})", name)
+    path = tmp_path / "undistributed.py"
+    path.write_text(text)
+    return path
+
+
+def test_distribute_tutorial_test_loop_is_not_a_training_loop(tmp_path):
+    tutorial = _undistributed_tutorial(tmp_path)
     assert _findings_on(tutorial, "for x in train_dist_dataset:") == ["TFG004"]
     assert _findings_on(tutorial, "for x in test_dist_dataset:") == []
     assert _findings_on(tutorial, "for images, labels in test_dataset:") == []
+
+
+def test_a_dataset_handed_to_experimental_distribute_dataset_needs_no_prefetch(tmp_path):
+    # tf.distribute adds its own prefetch at the end of the pipeline (TF's distributed input guide).
+    tutorial = CORPUS / "bad" / "custom_training_tutorial.py"
+    assert _findings_on(tutorial, "for x in train_dist_dataset:") == []
+    assert _findings_on(_undistributed_tutorial(tmp_path), "for x in train_dist_dataset:") == ["TFG004"]
 
 
 def test_distribute_tutorial_restore_without_strategy_is_not_outside_the_scope():

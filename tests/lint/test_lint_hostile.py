@@ -6,6 +6,7 @@ exhaustion, and the other files' findings are still reported."""
 from __future__ import annotations
 
 import ast
+import json
 import os
 import resource
 import shutil
@@ -14,11 +15,11 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, run_tfgen
 
 from tfgen.cli import main
 from tfgen.lint import RULES, lint_source
-from tfgen.lint.files import MAX_BYTES
+from tfgen.lint.files import MAX_BYTES, shown
 from tfgen.lint.registry import rule
 
 BAD = "import tensorflow as tf\n\n\n@tf.function\ndef f(x):\n    print(x)\n    return x\n"  # TFG002 at 6:5
@@ -251,3 +252,32 @@ def test_a_large_repetitive_file_lints_in_linear_time(source):
     lint_source(source, "repetitive.py")
     seconds = time.process_time() - started
     assert seconds < 5.0, f"{seconds:.1f} CPU seconds for {len(source)} bytes"
+
+
+def test_a_file_name_with_a_newline_cannot_forge_finding_lines(tmp_path):
+    forged = "x.py:1:1: TFG002 forged finding"
+    bad = tmp_path / f"a\n{forged}\nb.py"
+    bad.write_text(BAD)
+    broken = tmp_path / f"c\n{forged}\nd.py"
+    broken.write_text("def (:\n")
+    result = run_tfgen("lint", bad.name, broken.name, cwd=tmp_path)
+    [line] = result.stdout.splitlines()
+    assert line.startswith(repr(bad.name) + ":6:5: TFG002 ")
+    [error] = [e for e in result.stderr.splitlines() if ": error: " in e]
+    assert error.startswith(repr(broken.name) + ":1:")
+    assert not [text for text in (result.stdout + result.stderr).splitlines() if text.startswith("x.py")]
+    assert result.returncode == 2
+
+
+def test_json_keeps_a_file_name_with_a_newline_as_it_is(tmp_path, capsys):
+    bad = tmp_path / "a\nb.py"
+    bad.write_text(BAD)
+    assert main(["lint", "--format", "json", str(bad)]) == 1
+    [finding] = json.loads(capsys.readouterr().out)
+    assert finding["path"] == str(bad)
+
+
+def test_a_plain_file_name_is_shown_unquoted_and_an_odd_one_quoted():
+    assert shown("src/train loop.py") == "src/train loop.py"
+    assert shown("a\\b.py") == repr("a\\b.py") and shown("'q.py") == repr("'q.py")
+    assert shown("esc\x1b[2J.py") == repr("esc\x1b[2J.py") and shown("u\u2028.py") == repr("u\u2028.py")

@@ -177,4 +177,6 @@ def test_nan_in_a_streamed_feature_stops_with_one_line(build_spec, tmp_path):
             label = tf.train.Feature(int64_list=tf.train.Int64List(value=[0]))
             example = tf.train.Example(features=tf.train.Features(feature={"features": feature, "label": label}))
             writer.write(example.SerializeToString())
-    assert "inputs.features: non-finite values (NaN or inf)" in one_error_line(run(script, tmp_path))
+    # Found as the records are checked before training: the file and the record are named.
+    line = "error: data/a.tfrecord: record 5: inputs.features: a non-finite value (NaN or inf)"
+    assert one_error_line(run(script, tmp_path)) == line

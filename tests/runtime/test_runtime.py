@@ -604,20 +604,20 @@ def test_user_module_found_in_order_sys_path_working_directory_spec_folder(looku
         monkeypatch.setattr(rt.imports, "TRUSTED", True)
     for place in places:
         write_module(getattr(lookup, place), lookup.name, f"def where():\n    return {place!r}\n")
-    assert rt.function(f"{lookup.name}:where", lookup.spec)() == places[0]
+    assert rt.function(f"{lookup.name}:where", lookup.spec, "data")() == places[0]
 
 
 def test_user_module_folder_added_only_when_needed_so_its_siblings_import(lookup):
     write_module(lookup.spec, lookup.name, f"from {lookup.name}_helper import VALUE\ndef get():\n    return VALUE\n")
     write_module(lookup.spec, f"{lookup.name}_helper", "VALUE = 7\n")
     assert str(lookup.spec) not in sys.path
-    assert rt.function(f"{lookup.name}:get", lookup.spec)() == 7
+    assert rt.function(f"{lookup.name}:get", lookup.spec, "data")() == 7
     assert sys.path[-1] == str(lookup.spec.resolve())
 
 
 def test_user_module_not_found_names_it_and_every_folder_searched(lookup):
     with pytest.raises(rt.UserError) as caught:
-        rt.function(f"{lookup.name}.data:load", lookup.spec)
+        rt.function(f"{lookup.name}.data:load", lookup.spec, "data")
     message = str(caught.value)
     assert "\n" not in message
     assert message.startswith(f"{lookup.name}.data:load: no module {lookup.name}.data in ")
@@ -631,19 +631,19 @@ def test_user_module_that_fails_to_import_shows_its_own_error(lookup):
     with pytest.raises(
         rt.UserError, match=f"{lookup.name}:load: importing {lookup.name}: No module named 'no_such_dependency_xyz'"
     ):
-        rt.function(f"{lookup.name}:load", lookup.spec)
+        rt.function(f"{lookup.name}:load", lookup.spec, "data")
 
 
 def test_user_module_raising_importerror_itself_is_not_reported_as_missing(lookup):
     write_module(lookup.spec, lookup.name, f"from {lookup.name} import nothing_here\n")  # circular
     with pytest.raises(rt.UserError, match=f"importing {lookup.name}: cannot import name 'nothing_here'"):
-        rt.function(f"{lookup.name}:load", lookup.spec)
+        rt.function(f"{lookup.name}:load", lookup.spec, "data")
 
 
 def test_user_module_without_the_function_is_one_line(lookup):
     write_module(lookup.cwd, lookup.name, "load = 3\n")
     with pytest.raises(rt.UserError, match=f"^{lookup.name}:load: module {lookup.name} has no function `load`$"):
-        rt.function(f"{lookup.name}:load")
+        rt.function(f"{lookup.name}:load", None, "data")
 
 
 # --- the trainer's contract, the checkpoint, the run's identity -----------------------------

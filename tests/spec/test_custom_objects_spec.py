@@ -62,8 +62,8 @@ def _functions(tmp_path) -> dict[str, ast.FunctionDef]:
 
 
 def _bound(function: ast.FunctionDef) -> list[str]:
-    """`name <- reference` for each `name = rt.function(reference, SPEC_DIR)` (or
-    `rt.own_object(reference, SPEC_DIR, places)`) of the function."""
+    """`name <- reference` for each `name = rt.function(reference, SPEC_DIR, place)` (or
+    `rt.own_object(reference, SPEC_DIR, place, places)`) of the function."""
     found = []
     for node in function.body:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):

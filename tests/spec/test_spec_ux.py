@@ -6,6 +6,7 @@ import ast
 import difflib
 import io
 import json
+import sys
 import tokenize
 
 import pytest
@@ -15,9 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tfgen.cli import main
-from tfgen.errors import SpecError
+from tfgen.errors import SpecError, UsageError
 from tfgen.generate.build import HASH_LINE, plan_targets
+from tfgen.generate.init import write_starter
 from tfgen.generate.render import BLACK_MODE
+from tfgen.spec.script_rules import RUNTIME_PACKAGE, shadowed_modules
 
 
 def test_committed_schema_equals_tfgen_schema(capsys):
@@ -84,6 +87,28 @@ def test_set_overrides_are_typed_by_the_schema_and_located(tmp_path, monkeypatch
     )
 
 
+@pytest.mark.parametrize(
+    ("value", "shown", "message"),
+    [
+        ("runs/a\nb", "runs/a\\nb", "the line break #x000a is not allowed in a --set value (it is one line)"),
+        ("runs/a\x1b[2Jb", "runs/a\\x1b[2Jb", "the control character #x001b is not allowed in YAML"),
+        ("runs/a\x00b", "runs/a\\x00b", "the control character #x0000 is not allowed in YAML"),
+    ],
+)
+def test_a_set_string_with_a_control_character_is_refused_in_one_line_as_yaml_would(
+    value, shown, message, tmp_path, capsys, monkeypatch
+):
+    """`--set output_dir=...` kept a newline or an ESC that the same value in the spec file is refused for."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(base_spec()))
+    assert main(["validate", "s.yaml", "--set", f"output_dir={value}"]) == 2
+    assert capsys.readouterr().err == f"--set output_dir={shown}:1:24: {message}\n"
+    if "\n" not in value:  # the same value in the spec file is refused with the same words
+        (tmp_path / "t.yaml").write_text(f"output_dir: {value}\n")
+        assert main(["validate", "t.yaml"]) == 2
+        assert capsys.readouterr().err == f"t.yaml:1:19: {message}\n"
+
+
 def test_init_writes_a_starter_that_validates_builds_and_refuses_to_overwrite(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_text("")
@@ -94,6 +119,31 @@ def test_init_writes_a_starter_that_validates_builds_and_refuses_to_overwrite(tm
     again = tfgen_here("init", "demo", cwd=tmp_path)
     assert again.returncode == 2 and "exists" in again.stderr
     assert (tmp_path / "specs" / "demo.yaml").read_text() == text
+
+
+@pytest.mark.parametrize("name", ["starter", "keras_model"])
+def test_a_spec_init_writes_validates_and_builds(name, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", name]) == 0
+    assert main(["validate", f"specs/{name}.yaml"]) == 0
+    assert main(["build", f"specs/{name}.yaml"]) == 0
+    assert (tmp_path / "generated" / f"{name}.py").is_file()
+
+
+def test_init_refuses_every_name_whose_script_would_shadow_a_module(tmp_path, monkeypatch):
+    """`tfgen init keras` wrote keras.yaml, which validated but did not build (keras.py shadows
+    Keras); now init refuses what validate refuses, for every such name, writing nothing."""
+    monkeypatch.chdir(tmp_path)
+    recorded = shadowed_modules() - set(sys.stdlib_module_names)  # the standard library: a sample
+    names = sorted(recorded | {RUNTIME_PACKAGE, "json", "typing", "zipfile"})
+    refused = []
+    for name in names:
+        with pytest.raises(UsageError) as error:
+            write_starter(name, tmp_path)
+        refused.append(name)
+        assert str(error.value).startswith("bad NAME: ") and "\n" not in str(error.value)
+    assert {"keras", "google", "absl", "h5py", "json", RUNTIME_PACKAGE} <= set(refused)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_pre_commit_hook_runs_tfgen_check():
@@ -433,3 +483,22 @@ def test_generated_valid_specs_always_parse_and_are_black_stable(tmp_path, name,
     ast.parse(first)
     assert black.format_str(first, mode=BLACK_MODE) == first
     assert (text or "runs/x") in _constants(first)
+
+
+def test_an_image_size_over_8192_a_side_is_a_located_spec_error_not_a_traceback(tmp_path, monkeypatch, capsys):
+    from folder_data import image_spec
+
+    monkeypatch.chdir(tmp_path)
+    spec = image_spec(tmp_path / "data", size=(60000, 60000))
+    _write(tmp_path / "big.yaml", spec)
+    assert main(["validate", "big.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert (
+        err.splitlines()[0].startswith("big.yaml:")
+        and ("data.train.source.image_size.0: input should be less than or equal to 8192, found 60000")
+        in err.splitlines()[0]
+    )
+    spec = image_spec(tmp_path / "data", size=(8192, 8192))
+    _write(tmp_path / "edge.yaml", spec)
+    assert main(["validate", "edge.yaml"]) == 0

@@ -143,12 +143,16 @@ def test_string_layers_adapt_on_a_string_input(tmp_path):
         assert validate(tmp_path, _adapted(layer)) == (0, "")
 
 
-def test_an_adapted_string_lookup_needs_a_fixed_width_for_other_output_modes(tmp_path):
-    code, error = validate(tmp_path, _adapted({"type": "StringLookup", "output_mode": "one_hot", "adapt": True}))
-    assert code == 2
-    assert (
-        "model.layers.0.output_mode: an adapted `StringLookup` with `output_mode: one_hot` needs `max_tokens`" in error
-    )
+@pytest.mark.parametrize("mode", ["one_hot", "multi_hot", "count"])
+def test_an_adapted_one_hot_or_multi_hot_lookup_needs_no_max_tokens(mode, tmp_path):
+    """Keras adapts, then builds: the width is the vocabulary's size, which the script finds
+    before it builds the model (was: refused without `max_tokens` and `pad_to_max_tokens`)."""
+    layer = {"type": "StringLookup", "output_mode": mode, "adapt": True}
+    assert validate(tmp_path, _adapted(layer)) == (0, "")
+    script = build(tmp_path, _adapted(layer)).read_text()
+    assert "def build_model(vocabulary_sizes):" in script
+    assert 'max_tokens=vocabulary_sizes["adapted_string_lookup"]' in script
+    assert f'"adapted_string_lookup": keras.layers.StringLookup(output_mode="{mode}")' in script
 
 
 def test_adapted_text_vectorization_refuses_tf_idf(tmp_path):

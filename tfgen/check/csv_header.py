@@ -47,13 +47,20 @@ def _header(path: Path, delimiter: str) -> tuple[list[str], str | None]:
     """The column names of the file's first line, or why it has none."""
     try:
         with path.open("rb") as file:
-            line = file.readline(HEADER_BYTES)
+            line = file.readline(HEADER_BYTES + 1)
     except OSError as error:
         return [], f"cannot be read ({error.strerror})"
+    if len(line) > HEADER_BYTES:
+        return [], "row 1 (the header) is over 1 MiB long: not a header"
     try:
         text = line.decode("utf-8-sig").rstrip("\r\n")
     except UnicodeDecodeError:
         return [], "row 1 (the header) is not UTF-8 text"
     if not text:
         return [], "row 1 is empty: a csv source needs a header row naming its columns"
-    return next(csv.reader([text], delimiter=delimiter)), None
+    if "\r" in text:  # the whole file is one line to the script's tf.data
+        return [], "its lines end in a carriage return (CR) only: save it with LF (or CRLF) line endings"
+    try:
+        return next(csv.reader([text], delimiter=delimiter)), None
+    except csv.Error as error:
+        return [], f"row 1 (the header) is not CSV: {error}"

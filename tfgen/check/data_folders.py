@@ -1,12 +1,15 @@
 """`validate --deep` of the folder sources (`image_folder`, `text_folder`): the folder exists, has
 two or more class folders, each holding a file the source reads, and they match the target's
-`classes` (their count, or the names it lists). Reads folder listings only, never a file."""
+`classes` (their count, or the names it lists). The files are listed by the script's own code
+(`tfgen_runtime/class_folders.py`): a FIFO, a device, a dangling link, a file over the size cap or
+in two classes is refused here as the script refuses it. Reads listings and file types, never a file."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
 
+from tfgen.check.modules import runtime_module
 from tfgen.errors import SpecIssue
 from tfgen.spec.folder_checks import FOLDER_SOURCES
 from tfgen.spec.loader import Loc, Located
@@ -50,9 +53,18 @@ def _folder(doc: Located, spec: Spec, loc: Loc, source) -> Iterator[SpecIssue]:
         )
         return
     ends = _extensions(source)
-    for name in folders:
-        if not _holds_a_file(tf, os.path.join(directory, name), ends):
-            yield doc.issue(where, f"`{os.path.join(directory, name)}` holds no {', '.join(ends)} file")
+    listing = runtime_module("class_folders")
+    cap = listing.TEXT_FILE_CAP if source.type == "text_folder" else listing.IMAGE_FILE_CAP
+    files = {}
+    try:
+        for name in folders:
+            folder = os.path.join(directory, name)
+            files[folder] = listing.files_under(folder, [end[1:] for end in ends], cap)
+            if not files[folder]:
+                yield doc.issue(where, f"`{folder}` holds no {', '.join(ends)} file")
+        listing.one_class_each(files)
+    except runtime_module("errors").UserError as error:
+        yield doc.issue(where, str(error))
     target_name, target = next(iter(spec.targets.items()))
     yield from _classes(doc, ("targets", target_name, "classes"), where, directory, folders, target)
 
@@ -75,15 +87,6 @@ def _classes(doc: Located, loc: Loc, where: Loc, directory: str, folders: list[s
 
 def _is_class_folder(tf, directory: str, name: str) -> bool:
     return not name.startswith(".") and tf.io.gfile.isdir(os.path.join(directory, name))
-
-
-def _holds_a_file(tf, folder: str, ends: tuple[str, ...]) -> bool:
-    """Whether some file of `ends` (any case, not hidden) is under `folder` (stops at the first)."""
-    for _, folders, names in tf.io.gfile.walk(folder):
-        folders[:] = [name for name in folders if not name.startswith(".")]
-        if any(name.lower().endswith(ends) and not name.startswith(".") for name in names):
-            return True
-    return False
 
 
 def _shown(names: list[str], most: int = 5) -> str:

@@ -43,14 +43,15 @@ from tfgen.check.merge_rules import trunk_input
 from tfgen.check.modules import LookupFailed, import_function, lookup_path
 from tfgen.check.tfds_deep import deep_tfds
 from tfgen.errors import SpecError
-from tfgen.generate.code import adapted_arguments, application_call, float32_head, keras_call
-from tfgen.generate.plan import optimizer_view, user_functions
+from tfgen.generate.code import Adapted, adapted_arguments, application_call, float32_head, keras_call
+from tfgen.generate.plan import optimizer_view
 from tfgen.spec import catalog
 from tfgen.spec.loader import Loc, Located
 from tfgen.spec.models import KerasObject, Spec
 from tfgen.spec.models.applications import ApplicationSpec
 from tfgen.spec.models.model import Residual
 from tfgen.spec.names import output_names
+from tfgen.spec.script_rules import imported_references
 from tfgen.spec.support import ADAPTABLE
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -89,7 +90,20 @@ def first_line(error: BaseException) -> str:
     when calling ...' preamble, nor its terminal colours)."""
     lines = [line.strip() for line in _ANSI.sub("", str(error)).splitlines()]
     lines = [line for line in lines if line and not line.startswith("Exception encountered when calling")]
+    if len(lines) > 1 and lines[0].endswith("Error encountered:"):  # Keras's wrapper of a failed `call`
+        return f"its call fails on the model's tensors: {lines[1]}"
     return lines[0] if lines else type(error).__name__
+
+
+class _StandInSizes(dict):
+    """`vocabulary_sizes` as --deep builds the model: it never adapts, so a lookup whose width is
+    its vocabulary's size gets a stand-in width (the script finds the real one before it builds)."""
+
+    def __missing__(self, name: str) -> int:
+        return 64
+
+
+STAND_IN_SIZES = _StandInSizes()
 
 
 class _Deep:
@@ -99,7 +113,7 @@ class _Deep:
         self.issues, self.warnings = [], []
         self.built: dict[Loc, Any] = {}  # each model layer item's layer (a backbone: its apply)
         self.graph_outputs: dict[str, Any] = {}  # a builder model's own output tensors, by name
-        self.adapted: dict[str, int] = {}  # adapted layers named as the planner names them
+        self.adapted = Adapted()  # adapted layers named as the planner names them
         self.preprocessed: Any = None  # the model input that `preprocess` gives (None: as declared)
 
     def fail(self, loc: Loc, message: str) -> None:
@@ -122,14 +136,15 @@ class _Deep:
                     return None
                 if self.construct(value, nested, (*loc, arg)) is None:
                     return None
-        names = custom_names(self, obj, loc)  # the user's own objects it names, imported
+        names = custom_names(self, obj, kind, loc)  # the user's own objects it names, imported
         return None if names is None else self.evaluate(keras_call(obj, kind, extra), loc, name, **names)
 
     def evaluate(self, code: str, loc: Loc, name: str, **names: Any) -> Any:
         """Run one constructor call as the script writes it (the planner's text: validated class
         and argument names, values as Python literals), with only `keras` and `names` in scope."""
         try:
-            return eval(code, {"__builtins__": {}, "keras": self.keras, **names})
+            scope = {"keras": self.keras, "vocabulary_sizes": STAND_IN_SIZES, **names}
+            return eval(code, {"__builtins__": {}, **scope})
         except Exception as error:
             self.fail(loc, f"{name}: {first_line(error)}")
             return None
@@ -186,9 +201,9 @@ class _Deep:
     def run(self) -> str:
         spec, keras = self.spec, self.keras
         self.issues += folder_issues(self.doc, spec)
-        for loc, reference in user_functions(spec):
+        for loc, reference in imported_references(spec):
             if loc[0] == "data":  # the builder is imported where the model is built
-                self.function(reference, loc)
+                self.function(reference, loc, "data")
         self.issues += deep_tfds(self.doc, spec)
         for loc, message in csv_problems(spec):
             self.fail(loc, message)
@@ -205,9 +220,10 @@ class _Deep:
             self.fail(("model",), "the model could not be built")
         return "" if model is None else summary_table(model)
 
-    def function(self, reference: str, loc: Loc):
+    def function(self, reference: str, loc: Loc, place: str):
+        """What `reference` names, imported and checked to fit `place` (None, with an issue, if not)."""
         try:
-            return import_function(reference, self.spec_dir, self.trust)
+            return import_function(reference, self.spec_dir, place, self.trust)
         except LookupFailed as error:
             self.fail(loc, str(error))
             return None
@@ -276,7 +292,7 @@ class _Deep:
 
     def builder_model(self):
         spec, loc = self.spec, ("model", "builder")
-        build = self.function(spec.model.builder, loc)
+        build = self.function(spec.model.builder, loc, "builder")
         if build is None:
             return None, None
         try:
@@ -465,8 +481,10 @@ class _Deep:
         else:
             learning_rate = rate
         # as build_optimizer writes it: whole, or taking the wrapped rate by the name `learning_rate`
-        names = {**(custom_names(self, spec.optimizer, ("optimizer",)) or {}), "learning_rate": learning_rate}
-        optimizer = self.evaluate(view.call, ("optimizer",), spec.optimizer.type, **names)
+        custom = custom_names(self, spec.optimizer, "optimizers", ("optimizer",))
+        if custom is None:  # a reference refused or not found: said, and nothing to construct
+            return
+        optimizer = self.evaluate(view.call, ("optimizer",), spec.optimizer.type, **custom, learning_rate=learning_rate)
         if optimizer is None:
             return
         if spec.precision == "mixed_float16":

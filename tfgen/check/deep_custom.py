@@ -1,45 +1,30 @@
-"""`--deep` and the user's own objects (`type: "module:Name"`): each imported under the lookup
-and trust rule of builders and `python` sources, and made as the script makes it, through the
+"""`--deep` and the user's own objects (`type: "module:Name"`): each imported under the lookup,
+place and trust rule of builders and `python` sources, and made as the script makes it, through the
 support module's own code (`per_example_loss`, `keyed_inputs`), so that what `--deep` accepts
 the script does too."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
-from functools import cache
 from typing import Any
 
+from tfgen.check.modules import runtime_module
 from tfgen.spec import catalog
 from tfgen.spec.custom_objects import local_name, references_in
 
-RUNTIME_NAME = "_tfgen_deep_runtime"  # the support package, under a name of its own
-
-
-@cache
-def runtime_module(name: str):
-    """One module of the scripts' support package (tfgen's copy of `tfgen_runtime/<name>.py`,
-    imported with what it imports: not the whole package)."""
-    from tfgen.generate.render import templates_dir
-
-    package = types.ModuleType(RUNTIME_NAME)
-    package.__path__ = [str(templates_dir() / "tfgen_runtime")]
-    sys.modules.setdefault(RUNTIME_NAME, package)
-    return importlib.import_module(f"{RUNTIME_NAME}.{name}")
-
 
 def runtime():
-    """The support module the scripts call as `rt.per_example_loss` and `rt.keyed_inputs`."""
+    """The support module the scripts call as `rt.per_example_loss` and `rt.keyed_inputs`
+    (tfgen's copy of `tfgen_runtime/custom.py`, imported alone: not the whole package)."""
     return runtime_module("custom")
 
 
-def custom_names(checker, obj: Any, loc: tuple) -> dict[str, Any] | None:
-    """The names the constructor text of `obj` uses for the user's objects, imported (and `rt`
-    when it names one); {} when it names none; None, with an issue, when one cannot be imported."""
+def custom_names(checker, obj: Any, kind: str, loc: tuple) -> dict[str, Any] | None:
+    """The names the constructor text of `obj` (a Keras object of `kind`) uses for the user's
+    objects, each imported at its place (and `rt` when it names one); {} when it names none;
+    None, with an issue, when one cannot be imported or does not fit its place."""
     names: dict[str, Any] = {}
-    for where, reference in references_in([(loc, obj)]):
-        imported = checker.function(reference, where)
+    for where, reference, place in references_in([(loc, obj)], kind):
+        imported = checker.function(reference, where, place)
         if imported is None:
             return None
         names[local_name(reference)] = imported

@@ -1,13 +1,16 @@
-"""How tfgen finds a user's `package.module:function`: on sys.path, then in the working directory,
-then in the spec's directory (the rule the generated runtime follows too). No TensorFlow here.
+"""How tfgen finds a user's `package.module:name`: on sys.path, then in the working directory,
+then in the spec's folder (the rule the generated runtime follows too). No TensorFlow here,
+but for checking a class a Keras place takes.
 
-Which modules a spec may name (the runtime's `function()` applies the same rule): without
-`--trust`, only a library tfgen uses (LIBRARIES, with their submodules) or a module of the
-project, one whose file lies under the working directory or the spec's folder but not in a
-site-packages or dist-packages folder there (a virtual environment inside the project is not
-the project). Every standard-library module and any other installed package is refused before
-it is imported; so is a function whose own `__module__` is refused (`mymodule:system` after
-`from os import system`).
+What a reference may resolve to depends on its place (a layer, a loss, ..., a data function, a
+model builder): the rule is the runtime's own (`tfgen_runtime/imports.py`, imported here from
+tfgen's copy), so `--deep` accepts what the scripts do. A module of the project is one whose
+file lies under the working directory or the spec's folder but not in a site-packages or
+dist-packages folder there (a virtual environment inside the project is not the project). Any
+other module is refused before it is imported unless it may hold what the place takes (a public
+keras or tensorflow module at a Keras place; a known loader at a data place); what the
+reference resolves to is checked before anything calls it, by its defining module too
+(`mymodule:system` after `from os import system` is refused).
 """
 
 from __future__ import annotations
@@ -17,42 +20,56 @@ import importlib
 import importlib.util
 import pkgutil
 import sys
+import types
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from tfgen.generate import templates_dir
 from tfgen.spec.catalog import closest, did_you_mean
 
-# The libraries tfgen itself uses or names in its examples: a spec may name them without --trust.
-LIBRARIES = ("keras", "tensorflow", "numpy", "sklearn.datasets", "tensorflow_datasets", "tfgen.datasets")
 VENDORED = {"site-packages", "dist-packages"}  # installed packages, even inside the project
+RUNTIME_NAME = "_tfgen_deep_runtime"  # tfgen's copy of the support package, under a name of its own
 
 
 class LookupFailed(Exception):
     """A module or function a spec names cannot be imported (the message is one line)."""
 
 
-def refusal(reference: str, module: str, spec_dir: Path) -> str | None:
-    """Why `module` may not be imported for `reference` without --trust (None: it may). Imports
-    nothing: a top-level module is only located (on the current sys.path)."""
-    if any(f"{module}.".startswith(f"{library}.") for library in LIBRARIES):
+@cache
+def runtime_module(name: str) -> types.ModuleType:
+    """The support package's module `name` (`imports`, `custom`), imported alone from tfgen's copy
+    of `tfgen_runtime/` (not the whole package: its __init__ imports TensorFlow)."""
+    package = types.ModuleType(RUNTIME_NAME)
+    package.__path__ = [str(templates_dir() / "tfgen_runtime")]
+    sys.modules.setdefault(RUNTIME_NAME, package)
+    return importlib.import_module(f"{RUNTIME_NAME}.{name}")
+
+
+def refusal(reference: str, module: str, spec_dir: Path, place: str) -> str | None:
+    """Why `module` may not be imported for `reference` at `place` without --trust (None: it
+    may). Imports nothing but a library's parent packages: a top-level module is only located."""
+    rule = runtime_module("imports")
+    if rule.library_allows(reference, place):
         return None
     top = module.partition(".")[0]
-    refused = (
-        f"{reference}: refusing to import `{module}` (not a module of this project nor a library tfgen "
-        "uses); pass --trust to allow it"
-    )
-    if top in sys.stdlib_module_names:
-        return refused
-    if top in {library.partition(".")[0] for library in LIBRARIES} and _missing(module):
+    libraries = rule.CLASS_LIBRARIES if place in rule.BASES else ("sklearn", "tfgen", "keras")
+    if top in libraries and _missing(module):
         return None  # a misspelt module of a library: the import says so, with a hint
+    return None if in_project(module, spec_dir, missing=True) else rule.refused(reference, module, place)
+
+
+def in_project(module: str, spec_dir: Path, missing: bool = False) -> bool:
+    """Whether `module` is a module of the project (`missing`: what one found nowhere counts as)."""
+    top = module.partition(".")[0]
+    if top in sys.stdlib_module_names:
+        return False
     try:
         found = importlib.util.find_spec(top)
     except (ImportError, ValueError):  # e.g. a module in sys.modules without __spec__
-        return refused
-    if found is None or _in_project(found, [Path.cwd(), spec_dir]):
-        return None  # None: not there at all, the import says so
-    return refused
+        return False
+    return missing if found is None else _in_project(found, [Path.cwd(), spec_dir])
 
 
 def _missing(module: str) -> bool:
@@ -65,8 +82,8 @@ def _missing(module: str) -> bool:
 
 def _in_project(found, folders: list[Path]) -> bool:
     """Whether every file of the located module lies under one of `folders`, outside installed packages."""
-    places = [found.origin] if found.has_location else list(found.submodule_search_locations or [])
-    return bool(places) and all(_project_file(Path(place), folders) for place in places)
+    files = [found.origin] if found.has_location else list(found.submodule_search_locations or [])
+    return bool(files) and all(_project_file(Path(file), folders) for file in files)
 
 
 def _project_file(path: Path, folders: list[Path]) -> bool:
@@ -92,41 +109,45 @@ def lookup_path(spec_dir: Path):
         sys.path[:] = saved
 
 
-def import_function(reference: str, spec_dir: Path, trust: bool = False) -> Callable[..., Any]:
-    """The function `package.module:function` names, imported under the lookup rule; without
-    `trust`, only from a module of the project or of LIBRARIES (see `refusal`).
+def import_function(reference: str, spec_dir: Path, place: str, trust: bool = False) -> Callable[..., Any]:
+    """The function or class `package.module:name` names at `place` (a Keras kind, `data` or
+    `builder`: tfgen_runtime/imports.py), imported under the lookup rule and checked to fit its
+    place before anything calls it; `trust` allows any module (see `refusal`).
 
     Raises:
-        LookupFailed: the module is refused, not found or fails to import, or has no such function.
+        LookupFailed: the module is refused, not found or fails to import, has no such name, or
+            what it names does not fit the place.
     """
     module_name, _, name = reference.partition(":")
     with lookup_path(spec_dir):
-        why = None if trust else refusal(reference, module_name, spec_dir)
+        why = None if trust else refusal(reference, module_name, spec_dir, place)
         if why:
             raise LookupFailed(why)
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as error:
-            if error.name and (module_name == error.name or module_name.startswith(error.name + ".")):
-                raise LookupFailed(
-                    f"no module `{error.name}`{_sibling_hint(error.name)} (looked on sys.path, in the working "
-                    f"directory and next to the spec in {_shown(spec_dir)})"
-                ) from None
-            raise LookupFailed(f"importing `{module_name}` failed: {_one_line(error)}") from None
-        except (Exception, SystemExit) as error:
-            raise LookupFailed(f"importing `{module_name}` failed: {_one_line(error)}") from None
-    function = getattr(module, name, None)
-    if function is None:
-        names = [n for n in dir(module) if not n.startswith("_") and callable(getattr(module, n, None))]
-        raise LookupFailed(f"module `{module_name}` has no function `{name}`{did_you_mean(name, names)}")
-    if not callable(function):
-        raise LookupFailed(f"`{reference}` is a {type(function).__name__}, not a function")
-    home = getattr(function, "__module__", None) or module_name
-    with lookup_path(spec_dir):
-        why = None if trust else refusal(reference, home, spec_dir)
-    if why:  # imported into an allowed module from a refused one
+        module = _imported(module_name, spec_dir)
+        function = getattr(module, name, None)
+        if function is None:
+            names = [n for n in dir(module) if not n.startswith("_") and callable(getattr(module, n, None))]
+            raise LookupFailed(f"module `{module_name}` has no function `{name}`{did_you_mean(name, names)}")
+        home = getattr(function, "__module__", None) or module_name
+        why = runtime_module("imports").misfit(reference, function, place, in_project(home, spec_dir), trust)
+    if why:
         raise LookupFailed(why)
     return function
+
+
+def _imported(module_name: str, spec_dir: Path) -> types.ModuleType:
+    """The module, imported (LookupFailed in one line when it cannot be)."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name and (module_name == error.name or module_name.startswith(error.name + ".")):
+            raise LookupFailed(
+                f"no module `{error.name}`{_sibling_hint(error.name)} (looked on sys.path, in the working "
+                f"directory and next to the spec in {_shown(spec_dir)})"
+            ) from None
+        raise LookupFailed(f"importing `{module_name}` failed: {_one_line(error)}") from None
+    except (Exception, SystemExit) as error:
+        raise LookupFailed(f"importing `{module_name}` failed: {_one_line(error)}") from None
 
 
 def _sibling_hint(missing: str) -> str:

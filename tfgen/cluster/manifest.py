@@ -112,7 +112,7 @@ def tfjob(name: str, header: str, args, command: list[str]) -> str:
     container = {
         "name": "tensorflow",
         "image": args.image,
-        "command": command,
+        "command": [kubernetes_literal(word) for word in command],
         "ports": [{"name": "tfjob-port", "containerPort": TFJOB_PORT}],
     }
     if any(limits.values()):
@@ -135,8 +135,37 @@ def tfjob(name: str, header: str, args, command: list[str]) -> str:
         "A failed pod is restarted (OnFailure); its peers fail within strategy.timeout_seconds",
         "and are restarted too; the run resumes from the last checkpoint.",
     ]
-    body = yaml.safe_dump(job, sort_keys=False, default_flow_style=False, width=120)
+    body = yaml.dump(quoted(job), Dumper=QuotingDumper, sort_keys=False, default_flow_style=False, width=120)
     return comment(notes) + body
+
+
+def kubernetes_literal(text: str) -> str:
+    """`text` as Kubernetes passes it on from a command, args or env value: it expands `$(VAR)`
+    there and reads `$$` as `$`, so every `$` is doubled (`$(VAR)` stays as written)."""
+    return text.replace("$", "$$")
+
+
+class Quoted(str):
+    """A string value the manifest writes in double quotes, so that every YAML reader (Kubernetes'
+    YAML 1.2 among them) reads a string back: `1e3`, `0o17`, `yes`, `null` or `8Gi` alike."""
+
+
+class QuotingDumper(yaml.SafeDumper):
+    """PyYAML's safe dumper, writing each Quoted value in double quotes (keys stay plain)."""
+
+
+QuotingDumper.add_representer(
+    Quoted, lambda dumper, text: dumper.represent_scalar("tag:yaml.org,2002:str", text, style='"')
+)
+
+
+def quoted(data):
+    """`data` with every string value (not the keys) made Quoted."""
+    if isinstance(data, dict):
+        return {key: quoted(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [quoted(value) for value in data]
+    return Quoted(data) if isinstance(data, str) else data
 
 
 def comment(notes: list[str]) -> str:

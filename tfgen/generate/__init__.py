@@ -1,2 +1,9 @@
 """From a valid spec to files: the decisions, the typed view, the templates, rendering,
 the checks every generated file passes, and writing them all or none."""
+
+from pathlib import Path
+
+
+def templates_dir() -> Path:
+    """The Jinja templates and the support package, inside the package (and so inside the wheel)."""
+    return Path(__file__).with_name("templates")

@@ -8,7 +8,6 @@ import functools
 import os
 import re
 import stat
-import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,8 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from tfgen.errors import SpecError, SpecIssue, UsageError
-from tfgen.generate.plan import user_functions
-from tfgen.generate.render import RUNTIME_DIR, render, render_runtime
+from tfgen.generate.render import render, render_runtime
 from tfgen.generate.selfcheck import require_clean
 from tfgen.paths import display_path, shown_path
 from tfgen.spec.loader import Located
@@ -26,9 +24,6 @@ from tfgen.spec.resolve import resolve, resolved_sha256
 from tfgen.spec.validate import validate
 
 T = TypeVar("T")
-# Modules a generated script imports besides the standard library's: Python puts the script's
-# folder first on sys.path, so a script of one of these names would import itself instead.
-TRAINING_MODULES = ("keras", "tensorflow", "numpy")
 # The sha256 of the spec a script was generated from: its SPEC_SHA256 constant.
 HASH_LINE = re.compile(r'^SPEC_SHA256 = "([0-9a-f]{64})"', re.MULTILINE)
 MAX_GENERATED_BYTES = 4 * 2**20  # a file at a generated path larger than this is not tfgen's
@@ -99,28 +94,6 @@ def plan_targets(
     for spec_path in specs:
         shown = display_path(spec_path)
         output = out_dir / f"{spec_path.stem}.py"
-        if spec_path.stem == RUNTIME_DIR:
-            issues.found.append(
-                SpecIssue(
-                    shown,
-                    1,
-                    1,
-                    "",
-                    f"a spec named `{spec_path.name}` would be shadowed by the support package {RUNTIME_DIR}/: rename it",
-                )
-            )
-            continue
-        if spec_path.stem in sys.stdlib_module_names or spec_path.stem in TRAINING_MODULES:
-            issues.found.append(
-                SpecIssue(
-                    shown,
-                    1,
-                    1,
-                    "",
-                    f"a spec named `{spec_path.name}` would generate {spec_path.stem}.py, which would shadow the module `{spec_path.stem}` (a script's folder comes first on sys.path, so `import {spec_path.stem}` would import the script): rename the spec",
-                )
-            )
-            continue
         if output.resolve() in given:
             issues.found.append(
                 SpecIssue(
@@ -166,12 +139,8 @@ def _checked_runtime() -> dict[str, str]:
 
 
 def _script_target(spec_path: Path, loaded: Loaded, output: Path) -> Target:
-    """The script generated from one valid spec; SpecError when a module it names would import the script."""
+    """The script generated from one valid spec."""
     shown, doc, spec = loaded
-    shadowed = [loc for loc, ref in user_functions(spec) if ref.partition(":")[0].split(".")[0] == spec_path.stem]
-    if shadowed:  # the script's folder is on sys.path: `import x` from x.py imports the script
-        message = f"module `{spec_path.stem}` has the name of the script this spec generates ({output.name}), which would import itself instead: rename the spec or the module"
-        raise SpecError([doc.issue(loc, message) for loc in shadowed])
     sha = resolved_sha256(doc)
     # Where the script finds user modules beside the spec: relative, so the same bytes anywhere.
     spec_dir = Path(os.path.relpath(spec_path.resolve().parent, output.parent.resolve())).as_posix()

@@ -5,6 +5,7 @@ spliced text), or as constructor calls built from validated class and argument n
 from __future__ import annotations
 
 import keyword
+from dataclasses import dataclass, field
 from typing import Any
 
 from tfgen.generate.views import Keywords, LayerLine, LineKind
@@ -13,7 +14,7 @@ from tfgen.spec.custom_objects import is_custom, local_name
 from tfgen.spec.models import KerasObject
 from tfgen.spec.models.applications import ApplicationSpec
 from tfgen.spec.models.model import Residual
-from tfgen.spec.support import INTEGER_ADAPTED
+from tfgen.spec.support import INTEGER_ADAPTED, sized_by_vocabulary
 
 
 def literal(value: Any) -> str:
@@ -36,11 +37,12 @@ def keras_call(obj: KerasObject | dict, kind: str, extra: dict[str, str] | None 
         name, args = obj["type"], {k: v for k, v in obj.items() if k != "type"}
     else:
         name, args = obj.type, obj.args
-    parts = [f"{arg}={argument(arg, value)}" for arg, value in args.items()]
+    extra = extra or {}  # tfgen's own arguments, in place of the spec's of the same name
+    parts = [f"{arg}={argument(arg, value)}" for arg, value in args.items() if arg not in extra]
     if is_custom(name) and kind == "losses":  # made per-example by the runtime (no `reduction`)
         given = [f"{literal(arg)}: {argument(arg, value)}" for arg, value in args.items()]
         return f"rt.per_example_loss({local_name(name)}{', {' + ', '.join(given) + '}' if given else ''})"
-    parts += [f"{arg}={code}" for arg, code in (extra or {}).items()]
+    parts += [f"{arg}={code}" for arg, code in extra.items()]
     if is_custom(name):  # the user's own class, bound to its name where it is used
         return f"{local_name(name)}({', '.join(parts)})"
     return f"{catalog.NAMESPACE[kind]}.{name}({', '.join(parts)})"
@@ -63,6 +65,17 @@ def keywords(kwargs: dict[str, Any]) -> Keywords | None:
     return Keywords(unpacked=literal(kwargs))
 
 
+@dataclass
+class Adapted:
+    """The adapted layers of a model, as the script finds them, gathered while its lines are
+    planned (in the order the model applies them)."""
+
+    batches: dict[str, int] = field(default_factory=dict)  # layer name -> training batches
+    # layer name -> a fresh copy's constructor call, for each lookup whose width is its vocabulary's
+    # size: the script adapts the copy to find that size before it builds the model
+    copies: dict[str, str] = field(default_factory=dict)
+
+
 # Adapted layers that learn outside variables, and the dtype of the copy the checkpoint keeps.
 KEPT_OUTSIDE = {
     "Discretization": "float32",
@@ -73,12 +86,12 @@ KEPT_OUTSIDE = {
 
 
 def layer_lines(
-    items: list, adapted: dict[str, int], mixed: bool = False, *, source: str, variable: str, result: str
+    items: list, adapted: Adapted, mixed: bool = False, *, source: str, variable: str, result: str
 ) -> list[LayerLine]:
     """The stack's lines, from `source` through `variable` into `result`, the same way for any
     number of layers and residual blocks: the last line assigns `result` (a stack with no layers
     is `result = source`, or no line when they are the same name). Adapted layers are named
-    (their `name`, else `adapted_<type>[_n]`) and added to `adapted` ({layer name: batches}),
+    (their `name`, else `adapted_<type>[_n]`) and added to `adapted` (see Adapted),
     which the script finds them by. Under mixed precision they compute in float32: Keras's
     `adapt` fails in float16 (and would overflow)."""
     steps = _stack_steps(items, adapted, mixed, depth=0)
@@ -96,7 +109,7 @@ def layer_lines(
     return lines
 
 
-def _stack_steps(items: list, adapted: dict[str, int], mixed: bool, depth: int) -> list[LayerLine]:
+def _stack_steps(items: list, adapted: Adapted, mixed: bool, depth: int) -> list[LayerLine]:
     """The stack's steps in order, not yet wired (targets and sources are filled by layer_lines)."""
     steps = []
     for item in items:
@@ -128,16 +141,20 @@ def application_call(item: ApplicationSpec) -> str:
     return f"rt.application({', '.join(parts)})"
 
 
-def adapted_arguments(item: Any, adapted: dict[str, int], mixed: bool) -> dict[str, str]:
+def adapted_arguments(item: Any, adapted: Adapted, mixed: bool) -> dict[str, str]:
     """The arguments tfgen adds to an adapted layer's call (its name, float32 under mixed
-    precision), recording it in `adapted`; none for other layers."""
+    precision, the width of a lookup sized by its vocabulary), recording it in `adapted`;
+    none for other layers."""
     if not getattr(item, "adapt_batches", None):
         return {}
-    name = item.args.get("name") or _adapted_name(item.type, adapted)
-    adapted[name] = item.adapt_batches
+    name = item.args.get("name") or _adapted_name(item.type, adapted.batches)
+    adapted.batches[name] = item.adapt_batches
     extra = {} if "name" in item.args else {"name": literal(name)}
     if mixed and "dtype" not in item.args and item.type not in INTEGER_ADAPTED:
         extra["dtype"] = literal("float32")
+    if sized_by_vocabulary(item):  # `build_model(vocabulary_sizes)`: the size found by adapting a copy
+        adapted.copies[name] = keras_call(item, "layers")
+        extra |= {"max_tokens": f"vocabulary_sizes[{literal(name)}]", "pad_to_max_tokens": "True"}
     return extra
 
 

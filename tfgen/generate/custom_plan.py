@@ -1,5 +1,5 @@
 """Planning the user's own objects (`type: "module:Name"`): which function of the script binds
-which reference, by `rt.function` (the lookup and trust rule of builders and `python` sources),
+which reference, by `rt.function` (the lookup, place and trust rule of builders and `python` sources),
 where it is used; nothing of it is emitted for a spec that names none."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfgen.generate.code import literal
-from tfgen.spec.custom_objects import is_custom, local_name, references_in, spec_objects
+from tfgen.spec.custom_objects import PLACES, is_custom, local_name, references_in, spec_objects
 from tfgen.spec.loader import dotted
 from tfgen.spec.models import Spec
 from tfgen.spec.models.model import Residual
@@ -20,8 +20,10 @@ CUSTOM_NAMES = frozenset(["functools", "build_losses"])
 @dataclass(frozen=True)
 class Binding:
     """`name = <code>` at the top of the function that uses it: `rt.function(reference,
-    SPEC_DIR)` for a loss (`rt.per_example_loss` makes it), else `rt.own_object(reference,
-    SPEC_DIR, places)`, which names the spec's place of a constructor call that raises."""
+    SPEC_DIR, place)` for a loss (`rt.per_example_loss` makes it), else
+    `rt.own_object(reference, SPEC_DIR, place, places)`, which names the spec's place of a
+    constructor call that raises. `place` is the kind of Keras object it must be (`layers`,
+    `losses`, ...: rt.imports)."""
 
     name: str
     code: str
@@ -47,16 +49,18 @@ class CustomView:
 def custom_view(spec: Spec) -> CustomView:
     objects = spec_objects(spec)
     bindings = {
-        part: [_binding(part, ref, located) for _, ref in references_in(located)] for part, located in objects.items()
+        part: [_binding(part, ref, place, located) for _, ref, place in references_in(located, PLACES[part])]
+        for part, located in objects.items()
     }
     return CustomView(**bindings)
 
 
-def _binding(part: str, reference: str, located: list[tuple[tuple, Any]]) -> Binding:
+def _binding(part: str, reference: str, place: str | None, located: list[tuple[tuple, Any]]) -> Binding:
+    found = f"{literal(reference)}, SPEC_DIR, {literal(place)}"
     if part == "losses":
-        return Binding(local_name(reference), f"rt.function({literal(reference)}, SPEC_DIR)")
-    places = tuple(dotted(loc) for loc, found in uses(located) if found == reference)
-    return Binding(local_name(reference), f"rt.own_object({literal(reference)}, SPEC_DIR, {literal(places)})")
+        return Binding(local_name(reference), f"rt.function({found})")
+    places = tuple(dotted(loc) for loc, used in uses(located) if used == reference)
+    return Binding(local_name(reference), f"rt.own_object({found}, {literal(places)})")
 
 
 def uses(located: list[tuple[tuple, Any]]) -> list[tuple[tuple, str]]:

@@ -55,11 +55,13 @@ def data_files(spec: Spec) -> list[str]:
     are not fingerprinted.
     """
     parts = [spec.data.train, spec.data.validation, spec.data.test]
-    sources = [part.source for part in parts if part is not None]
-    files = []
-    for source in sources:
-        if source.type in ("npz", "csv"):
-            files.append(source.path)
-        elif source.type == "tfrecord":
-            files.append(source.files)
-    return files
+    return [file for part in parts if part is not None for file in source_files(part.source)]
+
+
+def source_files(source: Any) -> list[str]:
+    """The file (or glob pattern) an npz, csv or tfrecord source reads (none for others)."""
+    if source.type in ("npz", "csv"):
+        return [source.path]
+    if source.type == "tfrecord":
+        return [source.files]
+    return []

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tfgen.errors import UsageError
+from tfgen.errors import SpecError, UsageError
 from tfgen.generate.build import write_atomically
 from tfgen.generate.render import environment
 from tfgen.paths import display_path, project_root
+from tfgen.spec.loader import load_text
 from tfgen.spec.models.base import _identifier
+from tfgen.spec.validate import validate
 
 
 def write_starter(name: str, folder: Path) -> str:
@@ -28,5 +30,15 @@ def write_starter(name: str, folder: Path) -> str:
         .get_template("starter.yaml.jinja")
         .render(name=name, spec_path=display_path(path), schema_ref=schema_ref)
     )
+    _require_valid(text, display_path(path))
     write_atomically(path, text)
     return display_path(path)
+
+
+def _require_valid(text: str, shown: str) -> None:
+    """UsageError when the starter would not validate, so not build: the rules on the script's
+    name (`keras.yaml` would write keras.py, which shadows Keras) refuse some names."""
+    try:
+        validate(load_text(text, shown))
+    except SpecError as error:
+        raise UsageError("bad NAME: " + "; ".join(issue.message for issue in error.issues)) from None

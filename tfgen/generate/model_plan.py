@@ -3,13 +3,13 @@ ModelView the model template lays out (the trunk's and heads' lines come from tf
 
 from __future__ import annotations
 
-from tfgen.generate.code import KEPT_OUTSIDE, keywords, layer_lines, literal
+from tfgen.generate.code import KEPT_OUTSIDE, Adapted, keywords, layer_lines, literal
 from tfgen.generate.views import BranchView, LayerLine, LineKind, ModelView, OutputView
 from tfgen.spec.models import Spec
 from tfgen.spec.support import model_layers
 
 
-def branch_views(spec: Spec, adapted: dict[str, int], mixed: bool) -> list[BranchView]:
+def branch_views(spec: Spec, adapted: Adapted, mixed: bool) -> list[BranchView]:
     """Each branched input's layers, in the inputs' order."""
     views = []
     for name in spec.model.inputs:
@@ -59,9 +59,10 @@ def _merge_comment(spec: Spec) -> str:
 
 
 def model_view(
-    spec: Spec, branches: list[BranchView], trunk: list[LayerLine], outputs: list[OutputView], adapted: dict[str, int]
+    spec: Spec, branches: list[BranchView], trunk: list[LayerLine], outputs: list[OutputView], adapted: Adapted
 ) -> ModelView:
     types = {item.type for item in model_layers(spec) if getattr(item, "adapt_batches", None)}
+    kept_outside = {t: dtype for t, dtype in KEPT_OUTSIDE.items() if t in types}
     start, merge_comment = _start(spec)
     return ModelView(
         builder=spec.model.builder,
@@ -71,8 +72,10 @@ def model_view(
         merge_comment=merge_comment,
         trunk=trunk,
         outputs=outputs,
-        adapted=adapted,
-        kept_outside={t: dtype for t, dtype in KEPT_OUTSIDE.items() if t in types},
+        adapted=adapted.batches,
+        vocabulary_copies=adapted.copies,
+        kept_outside=kept_outside,
+        adapts_strings="string" in kept_outside.values(),
     )
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 
-from tfgen.generate.code import argument, float32_head, keras_call, keywords, layer_lines, literal
+from tfgen.generate.code import Adapted, argument, float32_head, keras_call, keywords, layer_lines, literal
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit, strings_reason
 from tfgen.generate.folder_plan import folder_description, folder_source
-from tfgen.generate.identity import data_files, state_sha256
+from tfgen.generate.identity import data_files, source_files, state_sha256
 from tfgen.generate.model_plan import branch_views, model_view, model_words
 from tfgen.generate.phase_plan import phase_named, phase_view, rate_factors
 from tfgen.generate.plan_data import csv_view, data_sources, test_fields
@@ -44,20 +44,20 @@ from tfgen.generate.views import (
     View,
     Weighting,
 )
-from tfgen.spec.custom_objects import spec_references
 from tfgen.spec.models import Spec
 from tfgen.spec.names import has_validation, metric_keys, output_names
+from tfgen.spec.script_rules import RUNTIME_PACKAGE, imported_references
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
-RUNTIME_MODULE = "tfgen_runtime"  # the support package written beside the scripts
+RUNTIME_MODULE = RUNTIME_PACKAGE  # the support package written beside the scripts
 
 
 def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".") -> View:
     """`spec_dir`: the spec's folder relative to the script's (POSIX), where the script looks
     for user modules after sys.path and the working directory."""
-    adapted: dict[str, int] = {}
+    adapted = Adapted()
     mixed = spec.precision != "float32"
     # In the order the model applies them (branches, trunk, heads): an adapted layer is adapted
     # after the adapted layers before it.
@@ -77,7 +77,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
         name=spec.name,
         seed=spec.seed,
         output_dir=literal(spec.output_dir or f"runs/{spec.name}"),
-        spec_dir=literal(spec_dir) if user_functions(spec) else None,
+        spec_dir=literal(spec_dir) if imported_references(spec) else None,
         epochs=spec.train.epochs,
         inputs=[_field(n, i.shape, i.dtype, _input_classes(i)) for n, i in spec.model.inputs.items()],
         targets=[_field(n, t.shape, t.dtype, t.class_count, t.class_names) for n, t in spec.targets.items()],
@@ -104,7 +104,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
             every_epochs=_every_epochs(spec),
             every_steps=spec.checkpoint.every_steps,
             keep=spec.checkpoint.keep,
-            resume=spec.checkpoint.resume == "auto",
+            fresh=spec.checkpoint.resume == "never",
             exports=literal([kind for kind in ("keras", "saved_model") if kind in spec.checkpoint.export]),
         ),
         logging=LoggingView(
@@ -151,7 +151,7 @@ def _field(name: str, shape: list, dtype: str, classes: int | None, names: tuple
     return FieldView(name=name, shape=literal(tuple(shape)), dtype=dtype, classes=classes, names=listed)
 
 
-def _outputs(spec: Spec, adapted: dict[str, int], mixed: bool) -> list[OutputView]:
+def _outputs(spec: Spec, adapted: Adapted, mixed: bool) -> list[OutputView]:
     metrics: dict[str, list[tuple[str, str]]] = {}
     for output, key, metric in metric_keys(spec):
         metrics.setdefault(output, []).append((key, keras_call(metric, "metrics")))
@@ -192,7 +192,7 @@ def _source(source, part: Part, spec: Spec | None = None) -> SourceView:
     return tfds_view(source, part) if kind is SourceType.TFDS else SourceView(kind, part)  # synthetic: drawn
 
 
-def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
+def _data(spec: Spec, adapted: Adapted) -> DataView:
     train, validation = spec.data.train, spec.data.validation
     validation_batch = (validation.batch_size if validation else None) or train.batch_size
     if train.bucket_by_sequence_length:
@@ -215,8 +215,8 @@ def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
         validation_batch_size=validation_batch,
         shuffle=train.shuffle,
         drop_remainder=train.drop_remainder,
-        cache_train=_cache(train.cache),
-        cache_validation=_cache(validation.cache) if validation else None,
+        cache_train=_cache(train.cache, train.source),
+        cache_validation=_cache(validation.cache, validation.source) if validation else None,
         batching=batching,
         padded_batch=_padded(spec, train.padded_batch),
         validation_padded=_validation_padded(spec, variable),
@@ -229,7 +229,7 @@ def _data(spec: Spec, adapted: dict[str, int]) -> DataView:
         else None,
         preprocess=[keras_call(layer, "layers") for layer in train.preprocess],
         augment=[keras_call(layer, "layers") for layer in train.augment],
-        augment_optional=bool(adapted and train.augment),
+        augment_optional=bool(adapted.batches and train.augment),
         layer_input=next(iter(spec.model.inputs)),
         placement=resolve_in_memory(spec),
         shard_policy=shard_policy,
@@ -324,15 +324,6 @@ def _plateau_args(plateau) -> TrackerArgs:
     return TrackerArgs(literal(plateau.monitor), options)
 
 
-def user_functions(spec: Spec) -> list[tuple[tuple[str, ...], str]]:
-    """The `package.module:function` references the script imports, with their spec fields."""
-    parts = [part for part in ("train", "validation", "test") if getattr(spec.data, part)]
-    sources = [(("data", part, "source", "function"), getattr(spec.data, part).source) for part in parts]
-    found = [(loc, source.function) for loc, source in sources if source.type == "python"]
-    found += spec_references(spec)  # the user's own Keras objects (`type: "module:Name"`)
-    return found + ([(("model", "builder"), spec.model.builder)] if spec.model.builder else [])
-
-
 def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:
     source = spec.data.train.source
     described = {
@@ -407,7 +398,13 @@ def _validation_padded(spec: Spec, variable: bool) -> Padding | None:
     return Padding() if variable else None
 
 
-def _cache(cache: bool | str) -> Cache | None:
+def _cache(cache: bool | str, source) -> Cache | None:
+    """In memory, or in a file kept only for the spec and data it was made of (the spec's
+    STATE_SHA256 and the source's files: `rt.cached` checks them)."""
     if cache is False:
         return None
-    return Cache(file=literal(cache) if isinstance(cache, str) and cache else None)
+    if not (isinstance(cache, str) and cache):
+        return Cache()
+    file = literal(cache)
+    made_of = f"STATE_SHA256, {literal(source_files(source))}"
+    return Cache(arguments=f", {file}, {made_of}")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 
 import black
 import jinja2
 
 from tfgen import __version__
+from tfgen.generate import templates_dir
 from tfgen.generate.code import literal
 from tfgen.generate.custom_plan import custom_view
 from tfgen.generate.example_weights import example_weights_view
@@ -20,11 +20,6 @@ from tfgen.spec.models import Spec
 # `black --check` unchanged, whatever black configuration tfgen's own checkout has.
 BLACK_MODE = black.Mode()
 RUNTIME_DIR = RUNTIME_MODULE  # the support package's folder, beside the scripts
-
-
-def templates_dir() -> Path:
-    """The Jinja templates, inside the package (and so inside the wheel)."""
-    return Path(__file__).with_name("templates")
 
 
 @lru_cache(maxsize=1)

@@ -74,12 +74,11 @@ class Part(Enum):
 class Module(Enum):
     """Optional modules a script imports (for its data loaders)."""
 
-    NUMPY = "numpy"
     ZIPFILE = "zipfile"
 
 
 # Modules a source type's loader needs in the script (see templates/_sources.py.jinja).
-SOURCE_IMPORTS = {SourceType.NPZ: (Module.NUMPY, Module.ZIPFILE)}
+SOURCE_IMPORTS = {SourceType.NPZ: (Module.ZIPFILE,)}
 
 
 class Batching(Enum):
@@ -165,7 +164,7 @@ class SourceView:
 class Cache:
     """`Dataset.cache`: in memory, or in a file."""
 
-    file: str | None = None  # a str literal; None: in memory
+    arguments: str = ""  # of `rt.cached` after the source: none in memory; a file, what made it
 
 
 @dataclass
@@ -301,16 +300,13 @@ class ModelView:
     trunk: list[LayerLine]
     outputs: list[OutputView]
     adapted: dict[str, int]  # adapted layer name -> training batches (trunk first, then heads)
+    vocabulary_copies: dict[str, str]  # a lookup sized by its vocabulary -> its copy's constructor call
     kept_outside: dict[str, str]  # adapted layer type -> dtype of the checkpoint's copy (KEPT_OUTSIDE)
+    adapts_strings: bool  # an adapted layer learns a vocabulary of strings (StringLookup, TextVectorization)
 
     @property
     def several_outputs(self) -> bool:
         return len(self.outputs) > 1
-
-    @property
-    def adapts_strings(self) -> bool:
-        """Whether an adapted layer learns a vocabulary of strings (StringLookup, TextVectorization)."""
-        return "string" in self.kept_outside.values()
 
     @property
     def averaged_outputs(self) -> list[OutputView]:
@@ -406,7 +402,7 @@ class CheckpointView:
     every_epochs: int | None  # None: every epoch (or every_steps)
     every_steps: int | None
     keep: int
-    resume: bool
+    fresh: bool  # `resume: never`: every run discards the previous one
     exports: str  # the literal list of exports rt.export writes: ["keras", "saved_model"], or fewer
 
     @property

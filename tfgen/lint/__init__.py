@@ -17,7 +17,7 @@ import sys
 
 import tfgen.lint.rules  # noqa: F401  (importing the package registers every rule)
 from tfgen.lint.context import FileContext
-from tfgen.lint.files import LintInputError, python_files, read_source
+from tfgen.lint.files import LintInputError, python_files, read_source, shown
 from tfgen.lint.registry import RULES, Finding, Rule, position, rules_in_order
 from tfgen.lint.report import rule_table, sarif, statistics_lines, text_lines, to_json
 
@@ -68,9 +68,9 @@ def lint_source(source: str, path: str = "<string>") -> list[Finding]:
 
 
 def _lint_file(file, errors: list[str]) -> list[Finding]:
-    display = str(file)
+    display = shown(file)
     try:
-        return lint_source(read_source(file), display)
+        return lint_source(read_source(file), str(file))
     except LintInputError as error:
         errors.append(str(error))
     except SyntaxError as error:

@@ -9,9 +9,12 @@ import ast
 import bisect
 import collections
 
+from tfgen.lint.keras_steps import model_classes, traced_keras_steps
+
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 NOT_DESCENDED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 GRADIENT_TAPES = ("tf.GradientTape", "tf.autodiff.GradientTape")
+EAGER_WRAPPERS = ("tf.py_function", "tf.numpy_function")  # their Python body runs at every call, eagerly
 
 
 def dotted(node) -> str | None:
@@ -116,6 +119,16 @@ def latest_value(index: dict, name: str, line: int, inclusive: bool):
     return entries[position - 1][1] if position else None
 
 
+def assigned_name(ctx: FileContext, call) -> str | None:
+    """`model` or `self.model` when `call` is the whole value of a single-target assignment."""
+    parent = ctx.parent.get(call)
+    if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is call:
+        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        if len(targets) == 1:
+            return dotted(targets[0])
+    return None
+
+
 def is_strategy_name(expr) -> bool:
     return "strategy" in (dotted(expr) or "").lower()
 
@@ -147,8 +160,10 @@ class FileContext:
                 owner = self.parent.get(node)
                 table = self.methods if isinstance(owner, ast.ClassDef) else self.defs
                 table.setdefault(node.name, []).append(node)
+        self.model_classes = model_classes(self)
+        self.keras_steps = traced_keras_steps(self)
         self.tf_functions, roots = self._tf_function_roots()
-        self.traced = self.closure(roots, include_nested=True)
+        self.traced = self.closure(roots | self.keras_steps, include_nested=True)
         self.run_functions = self._run_functions()
         self.distributed = self.closure(self.run_functions)
         self.tapes = self._tapes()
@@ -305,17 +320,24 @@ class FileContext:
                     tapes.append((node, name, expr))
         return tapes
 
-    def in_tape(self, node) -> bool:
+    def tape_of(self, node):
+        """The `with tf.GradientTape()` block around `node` in its function, else None."""
         node = self.parent.get(node)
         while node is not None and not isinstance(node, FUNCS):
             if id(node) in self.tape_blocks:
-                return True
+                return node
             node = self.parent.get(node)
-        return False
+        return None
+
+    def in_tape(self, node) -> bool:
+        return self.tape_of(node) is not None
 
     def in_traced(self, node) -> bool:
+        """Whether `node` runs while a tf.function is traced (not in a `tf.py_function`, which runs eagerly)."""
         function = self.enclosing_function(node)
         while function is not None:
+            if any(self.canonical(getattr(d, "func", d)) in EAGER_WRAPPERS for d in function.decorator_list):
+                return False
             if function in self.traced:
                 return True
             function = self.enclosing_function(function)

@@ -20,6 +20,15 @@ KINDS = (
 )
 
 
+def shown(path) -> str:
+    """A path as one unforgeable token of a one-line message: as it is, or quoted with Python's escapes
+    (`'a\\nb.py'`) when it holds a newline or another unprintable character, a backslash, or starts with a quote."""
+    text = str(path)
+    if text.isprintable() and "\\" not in text and not text.startswith(("'", '"')):
+        return text
+    return repr(text)
+
+
 class LintInputError(Exception):
     """A path that cannot be read or parsed (exit 2); the message is already located."""
 
@@ -32,7 +41,7 @@ def _walk(root: Path, errors: list[str]) -> list[Path]:
     """Every `*.py` under `root`; a folder that cannot be listed is an error, not silently skipped."""
 
     def unreadable(error: OSError) -> None:
-        errors.append(f"{error.filename or root}: error: cannot read directory: {error.strerror or error}")
+        errors.append(f"{shown(error.filename or root)}: error: cannot read directory: {error.strerror or error}")
 
     files = []
     for folder, dirs, names in os.walk(root, onerror=unreadable):
@@ -49,10 +58,10 @@ def python_files(paths, errors: list[str]) -> list[Path]:
         try:
             info = path.stat()
         except FileNotFoundError:
-            errors.append(f"{raw}: error: no such file or directory")
+            errors.append(f"{shown(raw)}: error: no such file or directory")
             continue
         except OSError as error:
-            errors.append(f"{raw}: error: cannot read: {error.strerror or error}")
+            errors.append(f"{shown(raw)}: error: cannot read: {error.strerror or error}")
             continue
         if stat.S_ISDIR(info.st_mode):
             files.extend(_walk(path, errors))
@@ -74,7 +83,7 @@ def _check_regular(display: str, info: os.stat_result) -> None:
 
 def read_bytes(path: Path) -> bytes:
     """At most MAX_BYTES of a regular file (after following links); anything else is a located error."""
-    display = str(path)
+    display = shown(path)
     try:
         _check_regular(display, path.stat())
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -101,4 +110,4 @@ def decode(data: bytes, display: str) -> str:
 
 
 def read_source(path: Path) -> str:
-    return decode(read_bytes(path), str(path))
+    return decode(read_bytes(path), shown(path))

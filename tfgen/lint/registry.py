@@ -6,6 +6,8 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from tfgen.lint.files import shown
+
 # A check yields (where, fields): `where` is an AST node or a (line, column) pair (1-based column),
 # `fields` fill the rule's message template.
 Hit = tuple[object, dict]
@@ -66,4 +68,4 @@ class Finding:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}: {self.code} {self.message}"
+        return f"{shown(self.path)}:{self.line}:{self.column}: {self.code} {self.message}"

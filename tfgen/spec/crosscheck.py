@@ -15,6 +15,7 @@ from tfgen.spec.folder_checks import folder_sources
 from tfgen.spec.loader import Loc, Located, walk
 from tfgen.spec.models import Spec
 from tfgen.spec.names import FIXED_KEYS, VALIDATION_PREFIX, has_validation, history_keys, metric_key, output_names
+from tfgen.spec.script_rules import SCRIPT_CHECKS
 from tfgen.spec.string_rules import STRING_CHECKS
 from tfgen.spec.support import (
     ADAPTABLE,
@@ -157,15 +158,11 @@ def _adapted_layer(spec: Spec, doc: Located, loc: Loc, layer: Any) -> Iterator[S
             (*loc, "output_mode"),
             f"an adapted `{layer.type}` cannot use `tf_idf` (its weights are not kept in the checkpoint)",
         )
-    elif (
-        layer.type in VOCABULARY_ADAPTED
-        and mode != "int"
-        and not (layer.args.get("pad_to_max_tokens") and layer.args.get("max_tokens"))
-    ):
+    elif layer.type in VOCABULARY_ADAPTED and layer.args.get("pad_to_max_tokens") and not layer.args.get("max_tokens"):
         yield doc.issue(
-            (*loc, "output_mode"),
-            f"an adapted `{layer.type}` with `output_mode: {mode}` needs "
-            "`max_tokens` and `pad_to_max_tokens: true` (the model is built before the vocabulary is known)",
+            (*loc, "pad_to_max_tokens"),
+            "`pad_to_max_tokens` pads to `max_tokens`: give it, or remove `pad_to_max_tokens` (the width is "
+            "then the adapted vocabulary's size)",
         )
     not_float32 = layer.args.get("dtype", "float32") != "float32"
     if layer.type not in INTEGER_ADAPTED and spec.precision != "float32" and not_float32:
@@ -477,6 +474,7 @@ CHECKS = (
     (_history, {"model", "targets", "metrics", "loss_weighting"}),
     *BRANCH_CHECKS,
     *STRING_CHECKS,
+    *SCRIPT_CHECKS,
     *WEIGHT_CHECKS,
     *((_finite(section), {section}) for section in ("model", "data", "losses", "metrics", "optimizer")),
 )

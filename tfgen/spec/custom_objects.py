@@ -57,25 +57,39 @@ def _type(obj: KerasObject | dict) -> str:
     return obj["type"] if isinstance(obj, dict) else obj.type
 
 
-def references_in(located: list[tuple[tuple, Any]]) -> list[tuple[tuple, str]]:
-    """(location of its `type`, reference) for each distinct custom reference among located
-    Keras objects (layer lists' residual blocks opened, nested arguments included), first first."""
-    found: dict[str, tuple] = {}
+def references_in(located: list[tuple[tuple, Any]], place: str | None) -> list[tuple[tuple, str, str | None]]:
+    """(location of its `type`, reference, place) for each distinct custom reference among located
+    Keras objects of kind `place` (layer lists' residual blocks opened, nested arguments included,
+    each at its own kind: `kernel_regularizer` at `regularizers`), first first."""
+    found: dict[str, tuple[tuple, str | None]] = {}
     for loc, item in located:
         if isinstance(item, Residual):
-            inner = [((*loc, "residual", i), layer) for i, layer in enumerate(item.residual)]
+            inner = [([((*loc, "residual", i), layer) for i, layer in enumerate(item.residual)], place)]
         else:
             if is_custom(_type(item)):
-                found.setdefault(_type(item), (*loc, "type"))
+                found.setdefault(_type(item), ((*loc, "type"), place))
             args = _arguments(item).items()
-            inner = [((*loc, k), v) for k, v in args if isinstance(v, dict) and isinstance(v.get("type"), str)]
-        for where, reference in references_in(inner):
-            found.setdefault(reference, where)
-    return [(where, reference) for reference, where in found.items()]
+            typed = [(k, v) for k, v in args if isinstance(v, dict) and isinstance(v.get("type"), str)]
+            inner = [([((*loc, k), v)], catalog.nested_kind(str(k), v["type"])) for k, v in typed]
+        for group, kind in inner:
+            for where, reference, at in references_in(group, kind):
+                found.setdefault(reference, (where, at))
+    return [(where, reference, at) for reference, (where, at) in found.items()]
+
+
+# The Keras kind each group of spec_objects is (the place its references must fit).
+PLACES = {
+    "model": "layers",
+    "preprocess": "layers",
+    "augment": "layers",
+    "losses": "losses",
+    "metrics": "metrics",
+    "optimizer": "optimizers",
+}
 
 
 def spec_objects(spec: Spec) -> dict[str, list[tuple[tuple, Any]]]:
-    """The spec's located Keras objects, by the script function that builds them."""
+    """The spec's located Keras objects, by the script function that builds them (see PLACES)."""
     model, train = spec.model, spec.data.train
     layers = [(("model", "branches", n, i), x) for n, items in model.branches.items() for i, x in enumerate(items)]
     layers += [(("model", "layers", i), x) for i, x in enumerate(model.layers)]
@@ -93,8 +107,8 @@ def spec_objects(spec: Spec) -> dict[str, list[tuple[tuple, Any]]]:
 def spec_references(spec: Spec) -> list[tuple[tuple, str]]:
     """(location, reference) for every custom reference of the spec, each once."""
     found: dict[str, tuple] = {}
-    for located in spec_objects(spec).values():
-        for where, reference in references_in(located):
+    for part, located in spec_objects(spec).items():
+        for where, reference, _ in references_in(located, PLACES[part]):
             found.setdefault(reference, where)
     return [(where, reference) for reference, where in found.items()]
 

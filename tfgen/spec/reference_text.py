@@ -25,10 +25,13 @@ or a bare class name when there are no arguments. Nested Keras objects work the 
 blocks, branches, `preprocess` and `augment`; losses, metrics, and nested regularizers,
 initializers, constraints and learning-rate schedules), `type: "my_layers:Scale"` names a class
 of yours (`package.module:Name`), found as `python` sources and builders are: on `sys.path`, in
-the working directory, then next to the spec; without `--trust`, only a module of the project.
+the working directory, then next to the spec. It must be that kind of Keras class (a layer place
+takes a `keras.layers.Layer` subclass, a metric place a `keras.metrics.Metric` one, ...), from a
+module of the project or of keras or tensorflow (any module with `--trust`); a loss may also be a
+function of a module of the project. This is checked before anything is constructed.
 Its arguments are passed as keyword arguments and are not typed (`validate` never imports it;
 `validate --deep` builds it, and a constructor that refuses an argument is a located error). The
-script binds it where it uses it (`Scale = rt.function("my_layers:Scale", SPEC_DIR)` at the top
+script binds it where it uses it (`Scale = rt.function("my_layers:Scale", SPEC_DIR, "layers")` at the top
 of `build_model`). A loss may be a `keras.losses.Loss` subclass (made with `reduction=None`) or a
 plain function `(y_true, y_pred, **arguments) -> one loss per example` (both cast to the
 predictions' dtype, as Keras calls a loss function); values with more axes are averaged per
@@ -184,9 +187,12 @@ or vocabulary back into the layer before the first step instead of adapting, and
 holds them (Discretization's config, the lookups' vocabulary assets). `StringLookup` and
 `TextVectorization` adapt their vocabulary the same way, on a `dtype: string` input (on a model
 without one, `adapt` on them is a located error), and the exported `model.keras` takes raw
-strings. An adapted `IntegerLookup`, `StringLookup` or `TextVectorization` needs `output_mode: int`,
-or `max_tokens` with `pad_to_max_tokens: true` (the model is built before the vocabulary is known;
-`tf_idf` weights are not kept, so refused). `adapt` on a
+strings. An adapted `IntegerLookup`, `StringLookup` or `TextVectorization` with `output_mode:
+one_hot`, `multi_hot` or `count` is as wide as its vocabulary, as when Keras adapts it, then builds
+the model: the script adapts a copy of it before building the model to find that size (on the same
+training batches), and run.json records it (`vocabulary_sizes`), so a resumed run builds the same
+model; `max_tokens` caps the vocabulary, and with `pad_to_max_tokens: true` the width is `max_tokens`
+(`tf_idf` weights are not kept, so refused). `adapt` on a
 layer with no statistics, with the arguments it computes (`mean`, `bin_boundaries`,
 `vocabulary`), or on a `data.train.preprocess`/`augment` layer (not part of the model, so not
 checkpointed) is a located error. `tests/e2e/test_adapt.py` chains `Normalization` → `Discretization`
@@ -236,7 +242,9 @@ epoch, step within the epoch and steps run, the epoch's training metrics so far,
 in-step augmentation RNG states, loss-weighting, plateau, early-stopping and best-kept state. The
 data position is `(epoch, step)`: the in-memory path's order is a stateless permutation per epoch,
 and the tf.data path's shuffle is seeded per epoch and resumed with `.skip(step)` (on any
-strategy). So a run killed at any moment (SIGKILL) and started again with the same command ends
+strategy); its `augment` layers draw from a key of `(seed, epoch, batch index)`, never from a
+state of their own, so a resumed epoch augments its remaining batches as the uninterrupted run
+did (on every source; a custom layer too, when it draws through a `keras.random.SeedGenerator`). So a run killed at any moment (SIGKILL) and started again with the same command ends
 with exactly the weights of an uninterrupted run (bit-identical on CPU with `deterministic: true`).
 SIGTERM or SIGINT finishes the running steps, saves, prints where it stopped and exits 143 / 130.
 A corrupt or partial newest checkpoint gives a warning naming it, and the one before is used.

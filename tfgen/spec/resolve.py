@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from tfgen.errors import SpecError, SpecIssue
 from tfgen.paths import project_root
 from tfgen.spec.loader import Loc, Located, load_file, load_value, walk
 
+LINE_BREAKS = "\n\r\x85\u2028\u2029"
+# What the YAML loader refuses in a spec (its reader's own pattern), and line breaks.
+UNPRINTABLE = re.compile(f"{yaml.reader.Reader.NON_PRINTABLE.pattern}|[{LINE_BREAKS}]")
 MAX_EXTENDS = 50  # specs in one `extends` chain (a real chain is two or three long)
 
 
@@ -120,7 +126,8 @@ def _owned_by(data: Any, loc: Loc) -> bool:
 
 
 def _apply_override(doc: Located, override: str) -> Located:
-    label = f"--set {override}"
+    label = f"--set {_shown(override)}"
+    _require_one_printable_line(override, label)
     path_text, sep, raw = override.partition("=")
     if not sep or not path_text:
         raise SpecError([SpecIssue(label, 1, 1, "", "expected `dotted.path=value`")])
@@ -151,6 +158,26 @@ def _apply_override(doc: Located, override: str) -> Located:
         values[inner] = position
         keys[inner] = position
     return Located(data, doc.path, values, keys)
+
+
+def _shown(text: str) -> str:
+    """`text` with each character YAML refuses, and each line break, written as an escape: an
+    error names the argument on one line, without its control characters acting on the terminal."""
+    return UNPRINTABLE.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def _require_one_printable_line(override: str, label: str) -> None:
+    """SpecError at the first character the YAML loader would refuse in a spec (ESC, NUL, ...) or
+    that breaks the line: a `--set` argument is one line of text, whatever its field's type."""
+    found = UNPRINTABLE.search(override)
+    if found is None:
+        return
+    character = found.group()
+    if character in LINE_BREAKS:
+        message = f"the line break #x{ord(character):04x} is not allowed in a --set value (it is one line)"
+    else:
+        message = f"the control character #x{ord(character):04x} is not allowed in YAML"
+    raise SpecError([SpecIssue(label, 1, len("--set ") + found.start() + 1, "", message)])
 
 
 def _copy(data: Any) -> Any:

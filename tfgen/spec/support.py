@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tfgen.spec.models import Spec
 from tfgen.spec.models.data import IN_MEMORY_SOURCES
 from tfgen.spec.models.model import Residual
@@ -22,6 +24,8 @@ ADAPTABLE = {
 INTEGER_ADAPTED = {"IntegerLookup", "StringLookup", "TextVectorization"}
 # Adapted layers that look up a vocabulary (the same output_mode rules).
 VOCABULARY_ADAPTED = ("IntegerLookup", "StringLookup", "TextVectorization")
+# Their output modes whose width is the vocabulary's size (`tf_idf` is refused: see crosscheck).
+WIDTH_MODES = ("one_hot", "multi_hot", "count")
 
 # Strategies under which an XLA-compiled step is known to work (on CPU: XLA under MirroredStrategy
 # over logical CPU devices failed).
@@ -30,6 +34,19 @@ JIT_STRATEGIES = ("default", "one_device")
 NO_XLA_LAYERS = ("IntegerLookup", "StringLookup", "TextVectorization")
 # Layers that take strings (a string input reaches any other layer only through one of them).
 STRING_LAYERS = ("StringLookup", "TextVectorization", "Hashing", "HashedCrossing", "Identity", "Reshape")
+
+
+def sized_by_vocabulary(item: Any) -> bool:
+    """Whether the layer `item` is an adapted lookup whose output width is the size of the
+    vocabulary it learns (`one_hot`, `multi_hot`, `count`, not padded to `max_tokens`): the script
+    finds that size before it builds the model, as Keras's own adapt-then-build does."""
+    args = getattr(item, "args", {})
+    return (
+        bool(getattr(item, "adapt_batches", None))
+        and item.type in VOCABULARY_ADAPTED
+        and args.get("output_mode") in WIDTH_MODES
+        and not args.get("pad_to_max_tokens")
+    )
 
 
 def string_inputs(spec: Spec) -> list[str]:

@@ -3,106 +3,13 @@
 from __future__ import annotations
 
 import ast
-import re
 
-from tfgen.lint.context import FileContext, dotted, is_optimizer_update, is_strategy_name
+from tfgen.lint.context import FileContext
+from tfgen.lint.pipelines import pipelines, prefetched_at_end
 from tfgen.lint.registry import hit, rule
+from tfgen.lint.steps import trains
 
 BATCH_OPS = {"batch", "padded_batch", "ragged_batch"}
-MAX_CHAIN = 256  # a longer pipeline is not followed (precision: quiet), which keeps hostile files linear
-DISTRIBUTE = ("experimental_distribute_dataset", "distribute_datasets_from_function")
-EVALUATION_WORDS = ("test", "eval", "valid", "val_", "predict", "infer")
-TRAINING_NAME = re.compile(r"(^|_)train(_|$)")  # train, train_step, distributed_train_step (not trainable)
-
-
-def _chain(ctx: FileContext, expr, known: dict):
-    """[(op, call)] of a tf.data method chain, or None when `expr` is not a visible pipeline."""
-    ops = []
-    node = expr
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        if (ctx.func_name(node) or "").startswith("tf.data."):
-            return list(reversed(ops))
-        if is_strategy_name(node.func.value) and node.func.attr in DISTRIBUTE and node.args:
-            node = node.args[0]
-            continue
-        ops.append((node.func.attr, node))
-        node = node.func.value
-    if isinstance(node, ast.Call) and (ctx.func_name(node) or "").startswith("tf.data."):
-        return list(reversed(ops))
-    if isinstance(node, ast.Name) and node.id in known and len(known[node.id]) + len(ops) <= MAX_CHAIN:
-        return known[node.id] + list(reversed(ops))
-    return None
-
-
-def _assigned_ops(ctx: FileContext, value, known: dict):
-    ops = _chain(ctx, value, known)
-    if ops is None and isinstance(value, ast.Call) and (ctx.func_name(value) or "").startswith("tf.data."):
-        ops = []
-    if (
-        ops is None
-        and isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id == "iter"
-        and value.args
-    ):
-        ops = _chain(ctx, value.args[0], known)
-    return ops
-
-
-def _in_order(ctx: FileContext, scope) -> list:
-    """Assignments, loops and calls of a scope in the order they take effect.
-
-    An assignment takes effect after its value (`ds = ds.shuffle(...)` reads the old `ds`)."""
-    nodes = (n for n in ctx.local(scope) if isinstance(n, (ast.Assign, ast.For, ast.Call)))
-    return sorted(
-        nodes,
-        key=lambda n: (n.end_lineno, n.end_col_offset, 1) if isinstance(n, ast.Assign) else (n.lineno, n.col_offset, 0),
-    )
-
-
-def _loop_source(loop: ast.For):
-    source = loop.iter
-    if (
-        isinstance(source, ast.Call)
-        and isinstance(source.func, ast.Name)
-        and source.func.id in ("enumerate", "iter")
-        and source.args
-    ):
-        source = source.args[0]
-    return source
-
-
-def _scan_scope(ctx: FileContext, scope, chains: list, loops: list) -> None:
-    known: dict[str, list] = {}
-    for node in _in_order(ctx, scope):
-        if isinstance(node, ast.Call):
-            if not isinstance(ctx.parent.get(node), ast.Attribute):  # the top of a chain only
-                ops = _chain(ctx, node, known)
-                if ops:
-                    chains.append(ops)
-        elif isinstance(node, ast.Assign):
-            ops = _assigned_ops(ctx, node.value, known)
-            for target in node.targets:
-                if isinstance(target, ast.Name) and ops is not None:
-                    known[target.id] = ops
-                elif isinstance(target, ast.Name):
-                    known.pop(target.id, None)
-        else:
-            source = _loop_source(node)
-            if isinstance(source, ast.Name) and source.id in known:
-                loops.append((node, source.id, known[source.id]))
-
-
-def pipelines(ctx: FileContext):
-    """(every visible method chain, every `for` over a visible pipeline as (loop, name, ops))."""
-
-    def compute():
-        chains, loops = [], []
-        for scope in ctx.scopes():
-            _scan_scope(ctx, scope, chains, loops)
-        return chains, loops
-
-    return ctx.cached("pipelines", compute)
 
 
 def _attr_position(ctx: FileContext, call) -> tuple[int, int]:
@@ -184,70 +91,19 @@ def cache_after_random_map(ctx: FileContext):
             yield hit(_attr_position(ctx, call))
 
 
-def _named_training(expr) -> bool:
-    """A callee named as a training step (`train_step`, `trainer.train`), not as an evaluation one."""
-    last = (dotted(expr) or "").split(".")[-1].lower()
-    return bool(TRAINING_NAME.search(last)) and not any(word in last for word in EVALUATION_WORDS)
-
-
-def _function_trains(ctx: FileContext, function) -> bool:
-    """Whether this function's own code applies gradients, records a GradientTape, or calls a training
-    step the linter cannot resolve."""
-    for node in ctx.walk(function):
-        if is_optimizer_update(node) or id(node) in ctx.tape_blocks:
-            return True
-        if isinstance(node, ast.Call) and not ctx.resolve_function(node.func) and _named_training(node.func):
-            return True
-    return False
-
-
-def _updates_weights(ctx: FileContext, functions) -> bool:
-    """Whether these local functions, or what they call, train (each function examined once per file)."""
-    key = ("trains", frozenset(id(f) for f in functions))
-    return ctx.cached(
-        key,
-        lambda: any(
-            ctx.cached(("function-trains", id(f)), lambda f=f: _function_trains(ctx, f)) for f in ctx.closure(functions)
-        ),
-    )
-
-
-def _step_functions(ctx: FileContext, call: ast.Call) -> list:
-    functions = list(ctx.resolve_function(call.func))
-    if ctx.is_strategy_run(call) and call.args:
-        functions += ctx.resolve_function(call.args[0])
-    return functions
-
-
-def _call_trains(ctx: FileContext, call: ast.Call) -> bool | None:
-    """True for a training step, False for an evaluation step or a visible non-training function, None unknown."""
-    if is_optimizer_update(call):
-        return True
-    functions = _step_functions(ctx, call)
-    if functions:
-        return _updates_weights(ctx, functions)
-    callee = call.args[0] if ctx.is_strategy_run(call) and call.args else call.func
-    return True if _named_training(callee) else None
-
-
-def trains(ctx: FileContext, loop) -> bool:
-    """Whether the loop's body runs a training step (not an evaluation, test or prediction step)."""
-    return any(isinstance(node, ast.Call) and _call_trains(ctx, node) for node in ctx.local(loop))
-
-
 @rule(
     code="TFG004",
     name="dataset-without-prefetch",
-    message="tf.data pipeline `{name}` feeds a training step without `prefetch`: the accelerator waits for "
-    "each batch; end the pipeline with `.prefetch(tf.data.AUTOTUNE)`",
-    finds="a `tf.data` pipeline with no `prefetch` iterated by a loop that runs a training step (evaluation, "
-    "test and prediction loops are not reported)",
+    message="tf.data pipeline `{name}` feeds a training step with no `prefetch` after its last `map`/`batch`: "
+    "the accelerator waits for each batch; end the pipeline with `.prefetch(tf.data.AUTOTUNE)`",
+    finds="a `tf.data` pipeline with no `prefetch` after its last `map`/`batch` iterated by a loop that runs a "
+    "training step (evaluation, test and prediction loops are not reported)",
     why="the accelerator waits for each batch",
     instead="end with `.prefetch(tf.data.AUTOTUNE)`",
 )
 def dataset_without_prefetch(ctx: FileContext):
     for loop, name, ops in pipelines(ctx)[1]:
-        if any(op == "prefetch" for op, _ in ops):
+        if prefetched_at_end(ops):
             continue
         if trains(ctx, loop):
             yield hit(loop.iter, name=name)

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import ast
 
-from tfgen.lint.context import FUNCS, FileContext, const, dotted, is_method_call, is_model_losses, kw, top_terms
+from tfgen.lint.context import (
+    FUNCS,
+    FileContext,
+    assigned_name,
+    const,
+    dotted,
+    is_method_call,
+    is_model_losses,
+    kw,
+    top_terms,
+)
+from tfgen.lint.keras_steps import MODELS
 from tfgen.lint.registry import hit, rule
 
-MODELS = ("keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model")
 MEAN_REDUCTIONS = ("auto", "sum_over_batch_size", "mean")
 
 
@@ -37,18 +47,6 @@ def _creation_direct(ctx: FileContext, call) -> str | None:
     return None
 
 
-def _is_model_class(ctx: FileContext, name: str) -> bool:
-    classes = ctx.cached(
-        "model-classes",
-        lambda: {
-            node.name
-            for node in ctx.nodes
-            if isinstance(node, ast.ClassDef) and any(ctx.canonical(b) in MODELS for b in node.bases)
-        },
-    )
-    return name in classes
-
-
 def _builds_model(ctx: FileContext, function) -> bool:
     """Whether a local function's own code calls a Keras model constructor."""
     return any(
@@ -63,7 +61,7 @@ def _creation(ctx: FileContext, call) -> str | None:
     made = _creation_direct(ctx, call)
     if made or not isinstance(call.func, ast.Name):
         return made
-    if _is_model_class(ctx, call.func.id):
+    if call.func.id in ctx.model_classes:
         return "a model"
     for function in ctx.defs.get(call.func.id, []):
         if ctx.cached(("builds-model", id(function)), lambda f=function: _builds_model(ctx, f)):
@@ -90,16 +88,6 @@ def in_scope_block(ctx: FileContext, node) -> bool:
             return True
         node = ctx.parent.get(node)
     return False
-
-
-def _assigned_name(ctx: FileContext, call) -> str | None:
-    """`model` or `self.model` when `call` is the whole value of a single-target assignment."""
-    parent = ctx.parent.get(call)
-    if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is call:
-        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
-        if len(targets) == 1:
-            return dotted(targets[0])
-    return None
 
 
 def _own_names(ctx: FileContext, function) -> set[str]:
@@ -181,7 +169,7 @@ def created_outside_strategy_scope(ctx: FileContext):
             what = _creation(ctx, call)
             if not what or in_scope_block(ctx, call) or _nested_creation(ctx, call):
                 continue
-            name = _assigned_name(ctx, call)
+            name = assigned_name(ctx, call)
             if name and not _reassigned_later(ctx, scope, name, call.lineno) and used_in_distributed_step(ctx, name):
                 yield hit(call, what=what[0].upper() + what[1:], strategy=strategy.targets[0].id)
 
@@ -193,7 +181,7 @@ def _optimizers(ctx: FileContext):
     for call in ctx.calls:
         name = ctx.func_name(call) or ""
         if _is_optimizer_ctor(name) and ".legacy." not in name and not _nested_creation(ctx, call):
-            name = _assigned_name(ctx, call)
+            name = assigned_name(ctx, call)
             if name:
                 yield name, call
 

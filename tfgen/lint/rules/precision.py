@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ast
 
-from tfgen.lint.context import FileContext, const, is_method_call, kw
+from tfgen.lint.context import FileContext, const, dotted, is_method_call, kw
 from tfgen.lint.registry import hit, rule
 
 FLOAT32 = ("float32", "float64", "tf.float32", "tf.float64")
 POLICY_SETTERS = ("set_global_policy", "set_policy", "Policy", "set_dtype_policy")
+LOSS_SCALING = ("scale_loss", "get_scaled_loss")  # Keras 3, tf.keras 2
 SEQUENTIAL = ("keras.Sequential", "keras.models.Sequential")
 FUNCTIONAL = ("keras.Model", "keras.models.Model")
 
@@ -20,8 +21,19 @@ def mixed_policy_calls(ctx: FileContext):
             yield call
 
 
+def _compiled_update(ctx: FileContext, call: ast.Call) -> bool:
+    """`self.optimizer.apply_gradients(...)` in a Keras `train_step` that scales its loss with that optimizer:
+    `compile()` wraps its optimizer in a LossScaleOptimizer itself under `mixed_float16`."""
+    step = ctx.enclosing_function(call)
+    if dotted(call.func.value) != "self.optimizer" or step not in ctx.keras_steps:
+        return False
+    return any(is_method_call(n, *LOSS_SCALING) and dotted(n.func.value) == "self.optimizer" for n in ctx.walk(step))
+
+
 def _custom_loop(ctx: FileContext) -> bool:
-    return bool(ctx.tapes) and any(is_method_call(c, "apply_gradients") for c in ctx.calls)
+    """A GradientTape, and an optimizer update that no `compile()` loss-scales."""
+    updates = (c for c in ctx.calls if is_method_call(c, "apply_gradients"))
+    return bool(ctx.tapes) and any(not _compiled_update(ctx, c) for c in updates)
 
 
 @rule(
@@ -29,7 +41,8 @@ def _custom_loop(ctx: FileContext) -> bool:
     name="mixed-precision-without-loss-scaling",
     message="`mixed_float16` in a custom loop with no `LossScaleOptimizer`: float16 gradients underflow to "
     "zero; wrap the optimizer in `keras.mixed_precision.LossScaleOptimizer`",
-    finds="`mixed_float16` in a custom loop with no `LossScaleOptimizer`",
+    finds="`mixed_float16` in a custom loop with no `LossScaleOptimizer` (a Keras `train_step` that scales its "
+    "loss with `self.optimizer` has the one `compile()` wraps)",
     why="float16 gradients underflow to zero",
     instead="`keras.mixed_precision.LossScaleOptimizer`",
 )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from tfgen.lint.context import FileContext, const, dotted, is_model_losses, kw
+from tfgen.lint.context import FileContext, assigned_name, const, dotted, is_method_call, is_model_losses, kw
+from tfgen.lint.keras_steps import MODELS
 from tfgen.lint.registry import hit, rule
 
 REGULARIZER_KEYWORDS = ("kernel_regularizer", "bias_regularizer", "activity_regularizer")
@@ -58,12 +59,33 @@ def model_losses_outside_tape(ctx: FileContext):
                 yield hit(node)
 
 
+def _model_of(ctx: FileContext, keyword) -> str | None:
+    """The name a regularizer's model is assigned to, when the regularizer is written in the arguments of a
+    `keras.Sequential(...)`/`keras.Model(...)` call assigned to a name."""
+    node = ctx.parent.get(keyword)
+    while node is not None and not isinstance(node, ast.stmt):
+        if isinstance(node, ast.Call) and ctx.func_name(node) in MODELS:
+            return assigned_name(ctx, node)
+        node = ctx.parent.get(node)
+    return None
+
+
+def _trained_by_fit(ctx: FileContext, model: str | None) -> bool:
+    """Whether a stock Keras model named `model` is trained by `fit` (which adds its regularizers itself)."""
+    return model is not None and any(is_method_call(c, "fit") and dotted(c.func.value) == model for c in ctx.calls)
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
 def _regularizer(ctx: FileContext):
+    """The first regularizer a custom step may have to add (not one of a stock model trained by `fit`)."""
     for call in ctx.calls:
         for keyword in call.keywords:
-            if keyword.arg in REGULARIZER_KEYWORDS and not (
-                isinstance(keyword.value, ast.Constant) and keyword.value.value is None
-            ):
+            if keyword.arg not in REGULARIZER_KEYWORDS or _is_none(keyword.value):
+                continue
+            if not _trained_by_fit(ctx, _model_of(ctx, keyword)):
                 return keyword
     return None
 
@@ -135,7 +157,8 @@ def _tape_facts(ctx: FileContext, scope) -> tuple[set, dict, set, set]:
     name="persistent-tape-not-deleted",
     message="`persistent=True` tape `{tape}` is never deleted: it holds every intermediate tensor of the "
     "step; drop `persistent=True`, or `del {tape}` after the last `gradient` call",
-    finds="a `persistent=True` tape whose gradients reach `apply_gradients`, never `del`eted",
+    finds="a `persistent=True` tape in eager code (not in a `tf.function` or a Keras `train_step`) whose "
+    "gradients reach `apply_gradients`, never `del`eted",
     why="holds every intermediate tensor",
     instead="drop `persistent=True`, or `del tape`",
 )
@@ -144,6 +167,8 @@ def persistent_tape_not_deleted(ctx: FileContext):
         persistent = kw(call, "persistent")
         if not name or persistent is None or const(persistent.value) is not True:
             continue
+        if ctx.in_traced(with_node):
+            continue  # traced (tf.function, a Keras train_step): the tape lives only while tracing
         scope = ctx.enclosing_function(with_node) or ctx.tree
         deleted, gradients, applied_names, applied_tapes = ctx.cached(
             ("tape-facts", id(scope)), lambda scope=scope: _tape_facts(ctx, scope)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from tfgen.lint.context import FileContext, assignment_index, latest_value, top_terms
+from tfgen.lint.context import FileContext, assignment_index, const, latest_value, names_of, top_terms
 from tfgen.lint.registry import hit, rule
+from tfgen.lint.steps import call_trains, named_training
 
 NOT_TENSOR_MODULES = {
     "config",
@@ -32,6 +33,30 @@ def _loop_body(ctx: FileContext, loop) -> list:
     return [n for stmt in loop.body for n in [stmt, *ctx.local(stmt)]]
 
 
+def _reset_in_a_loop(ctx: FileContext, loop, name: str) -> bool:
+    """Whether the list `name` is assigned afresh inside `loop` or a loop around it (once per epoch): it is
+    bounded, not a growing history."""
+    node = loop
+    while node is not None:
+        if isinstance(node, (ast.For, ast.While)) and name in ctx.cached(
+            ("assigned-names", id(node)), lambda node=node: _assigned_names(ctx, node)
+        ):
+            return True
+        node = ctx.innermost_loop(node)
+    return False
+
+
+def _assigned_names(ctx: FileContext, loop) -> set[str]:
+    return {name for n in ctx.walk(loop) if isinstance(n, ast.Assign) for t in n.targets for name in names_of(t)}
+
+
+def _not_training(ctx: FileContext, call: ast.Call) -> bool:
+    """A visible step that applies no gradient and is not named as a training step (e.g. one that computes
+    the gradients an algorithm collects)."""
+    step = call.args[0] if ctx.is_strategy_run(call) and call.args else call.func
+    return call_trains(ctx, call) is False and not named_training(step)
+
+
 def _appended_step_result(ctx: FileContext, loop, assigned: dict, call) -> bool:
     if not (
         isinstance(call, ast.Call)
@@ -47,7 +72,12 @@ def _appended_step_result(ctx: FileContext, loop, assigned: dict, call) -> bool:
         value = latest_value(assigned, value.id, call.lineno, inclusive=True)
     if isinstance(value, ast.Subscript):
         value = value.value
-    return isinstance(value, ast.Call) and ctx.is_step_call(value)
+    if not (isinstance(value, ast.Call) and ctx.is_step_call(value)) or _not_training(ctx, value):
+        return False
+    if any(isinstance(n, (ast.For, ast.While)) and n is not loop for n in ctx.walk(loop)):
+        return False  # an epoch loop around the step loop: one value an epoch
+    receiver = call.func.value
+    return not (isinstance(receiver, ast.Name) and _reset_in_a_loop(ctx, loop, receiver.id))
 
 
 @rule(
@@ -74,14 +104,21 @@ def tensor_accumulated_in_python_list(ctx: FileContext):
     code="TFG002",
     name="print-in-tf-function",
     message="`print` inside a tf.function runs once, at trace time; use `tf.print` (or tf.summary to keep values)",
-    finds="`print` inside a `tf.function`",
+    finds="`print` inside a `tf.function` (or a Keras `train_step`, which `fit` traces)",
     why="runs once, at trace time",
     instead="`tf.print` (`tf.summary` to keep values)",
 )
 def print_in_tf_function(ctx: FileContext):
     for call in ctx.calls:
-        if isinstance(call.func, ast.Name) and call.func.id == "print" and ctx.in_traced(call):
+        is_print = isinstance(call.func, ast.Name) and call.func.id == "print"
+        if is_print and ctx.in_traced(call) and not _announces_tracing(call):
             yield hit(call)
+
+
+def _announces_tracing(call: ast.Call) -> bool:
+    """`print("Tracing with", x)`: the idiom that shows when a function is traced, meant to run then."""
+    texts = [const(a) for a in call.args if isinstance(const(a), str)]
+    return any("trac" in text.lower() for text in texts)
 
 
 def _tensorish_call(ctx: FileContext, expr: ast.Call) -> bool:
@@ -126,7 +163,8 @@ def _conversion(ctx: FileContext, call: ast.Call) -> str | None:
     code="TFG003",
     name="numpy-in-graph-or-tape",
     message="`{what}` inside {where} {why}; keep the value a tensor (tf ops), convert outside the step",
-    finds="`.numpy()`, `float()`/`int()` of a tensor inside a `tf.function` or a `GradientTape` block",
+    finds="`.numpy()`, `float()`/`int()` of a tensor inside a `tf.function` (or a Keras `train_step`) or a "
+    "`GradientTape` block",
     why="fails on symbolic tensors; the tape loses the path, gradients are `None`",
     instead="keep tensors; convert outside the step",
 )
@@ -142,13 +180,29 @@ def numpy_in_graph_or_tape(ctx: FileContext):
                 where="a tf.function",
                 why="cannot convert a symbolic tensor (it fails or freezes one traced value)",
             )
-        elif ctx.in_tape(call):
+        elif ctx.in_tape(call) and not _only_logged(ctx, call):
             yield hit(
                 call,
                 what=what,
                 where="a GradientTape block",
                 why="leaves the graph: the tape cannot follow it and gradients become None",
             )
+
+
+def _only_logged(ctx: FileContext, call: ast.Call) -> bool:
+    """A conversion handed straight to `print`, or appended to a list the tape block never reads: a record of
+    the value, off the loss's path."""
+    parent = ctx.parent.get(call)
+    if not (isinstance(parent, ast.Call) and call in parent.args):
+        return False
+    func = parent.func
+    if isinstance(func, ast.Name) and func.id == "print":
+        return True
+    if not (isinstance(func, ast.Attribute) and func.attr in ("append", "extend")):
+        return False
+    text = ast.unparse(func.value)
+    reads = [n for n in ctx.walk(ctx.tape_of(call)) if isinstance(n, type(func.value)) and n is not func.value]
+    return not any(ast.unparse(n) == text for n in reads)
 
 
 def _loop_counters(loop) -> set[str]:

@@ -103,7 +103,7 @@ class CsvSource(StrictModel):
         examples=["price"],
     )
     delimiter: str = Field(
-        ",", min_length=1, max_length=1, description="the one character between fields", examples=[";"]
+        ",", min_length=1, max_length=1, description="the one ASCII character between fields", examples=[";"]
     )
     na_values: list[str] = Field(
         [],
@@ -117,6 +117,11 @@ class CsvSource(StrictModel):
     def _delimiter(cls, value: str) -> str:
         if value in ('"', "\n", "\r"):
             raise ValueError("a delimiter cannot be a quote or a line break")
+        if len(value.encode("utf-8")) != 1:  # tf.io.decode_csv's field_delim is one byte
+            raise ValueError(
+                f"a delimiter is one ASCII character (TensorFlow's CSV reader splits on one byte); "
+                f"{value!r} is {len(value.encode('utf-8'))} bytes in UTF-8"
+            )
         return value
 
 
@@ -184,6 +189,11 @@ def _extension(value: str) -> str:
 Extension = Annotated[str, AfterValidator(_extension)]
 
 
+# The longest side `image_size` may have: an image of 8192 x 8192 is the most pixels the
+# script decodes (tfgen_runtime/image_headers.py: PIXEL_CAP).
+IMAGE_SIDE_MOST = 8192
+
+
 class ImageFolderSource(StrictModel):
     """Images in one sub-folder per class (as `keras.utils.image_dataset_from_directory` reads
     them): the sorted sub-folder names are the classes of the one class target, the images fill
@@ -195,10 +205,13 @@ class ImageFolderSource(StrictModel):
         description="the folder holding one sub-folder per class (a relative path starts at the working directory)",
         examples=["data/shapes"],
     )
-    image_size: list[PositiveInt] = Field(
+    image_size: list[Annotated[int, Field(ge=1, le=IMAGE_SIDE_MOST)]] = Field(
         min_length=2,
         max_length=2,
-        description="`[height, width]` every image is resized to; the input's shape is `[height, width, channels]`",
+        description=(
+            "`[height, width]` every image is resized to (at most 8192 a side); "
+            "the input's shape is `[height, width, channels]`"
+        ),
         examples=[[32, 32]],
     )
     color_mode: Literal["rgb", "grayscale", "rgba"] = Field(
@@ -357,7 +370,12 @@ class TrainPipeline(StrictModel):
         description="shuffle buffer size, reshuffled every epoch with the seed; null: no shuffling",
         examples=[2048],
     )
-    cache: bool | str = Field(False, description="true: cache in memory; a string: cache to that file", examples=[True])
+    cache: bool | str = Field(
+        False,
+        description="true: cache in memory; a string: cache to that file (made again when the data or the spec "
+        "changes: `<file>.source` records what it holds)",
+        examples=[True],
+    )
     drop_remainder: bool = Field(
         True,
         description="drop the last partial batch of each epoch (so every step averages over the same global batch size)",

@@ -45,6 +45,56 @@ def fold_metrics(metrics, states):
             variable.assign(state)
 
 
+class SummedOnFirst:
+    """Keeps the summed metric states of several replicas on the first replica of the
+    whole run (their sum there, zeros on the others).
+
+    A restore splits a summed state evenly over the replicas; a resumed epoch would then
+    add its steps to other parts than the uninterrupted run did, and the history's figure
+    would round differently. Gathered when a checkpoint is saved (`gather`) and put back
+    that way after a restore (`put`), the parts are the same on both runs, and the steps
+    run no collective for it.
+    """
+
+    def __init__(self, variables):
+        self.numbers = [n for n, v in enumerate(variables) if v.aggregation == "sum"]
+        self.variables = [variables[n] for n in self.numbers]
+        first = self.variables[0].value if self.variables else None
+        self.strategy = getattr(first, "distribute_strategy", None)
+        self.hold = tf.function(self.hold_on_first, autograph=False)
+
+    @property
+    def needed(self):
+        """Whether there are summed states on several replicas."""
+        return self.strategy is not None and self.strategy.num_replicas_in_sync > 1
+
+    def gather(self):
+        """Move each summed state's total onto the first replica."""
+        if self.needed:
+            self.hold([v.value.read_value() for v in self.variables])
+
+    def put(self, saved):
+        """Put saved totals back on the first replica (`saved`: a value for each of the
+        variables given, in order; None: not saved, its total now is kept)."""
+        if self.needed:
+            totals = [v.value.read_value() for v in self.variables]
+            given = [saved[n] for n in self.numbers]
+            self.hold(
+                [t if g is None else tf.constant(g) for t, g in zip(totals, given)]
+            )
+
+    def hold_on_first(self, values):
+        """On every replica, its part of each summed state: the total on the first, zeros
+        on the others."""
+        self.strategy.run(self.hold_on_replica, args=(values,))
+
+    def hold_on_replica(self, values):
+        context = tf.distribute.get_replica_context()
+        first = tf.equal(context.replica_id_in_sync_group, 0)
+        for variable, value in zip(self.variables, values):
+            variable.assign(tf.where(first, value, tf.zeros_like(value)))
+
+
 def carry_out(strategy, value):
     """A replica function's result as plain tensors a loop can carry: one structure per
     replica (a distributed value cannot be a loop variable)."""

@@ -6,6 +6,7 @@ import sys
 
 import tensorflow as tf
 
+from .carry import SummedOnFirst
 from .checkpoint_files import CORRUPT, checkpoint_paths, own_state_file
 from .errors import UserError
 
@@ -79,6 +80,7 @@ class RunCheckpoint:
             identity=tf.Variable("", dtype=tf.string),  # what wrote it: `identity`
             **given,
         )
+        self.summed_on_first = SummedOnFirst(self.checkpoint.train_metrics)
 
     def identity(self, spec_sha256, facts):
         """The identity (JSON) of checkpoints of this model written from this spec, by a
@@ -111,6 +113,7 @@ class RunCheckpoint:
             refuse_another_run(path, theirs, json.loads(ours))
             self.checkpoint.restore(path).assert_existing_objects_matched()
             self.checkpoint.identity.assign(ours)
+            self.summed_on_first.put(saved_metrics(self.checkpoint, saved))
             epoch = self.state.epoch.numpy() + 1
             step = self.state.step_in_epoch.numpy()
             print(f"Resuming from {path} (epoch {epoch}, step {step})")
@@ -138,6 +141,7 @@ class RunCheckpoint:
 
     def save(self, number):
         """Save a checkpoint numbered `number`; return its path."""
+        self.summed_on_first.gather()
         return self.manager.save(checkpoint_number=number)
 
     def save_in_epoch(self, step):
@@ -159,6 +163,14 @@ def read_or_warn(path):
         why = f"is unreadable ({type(error).__name__}); trying the one before"
         print(f"warning: {path} {why}", file=sys.stderr)
         return None
+
+
+def saved_metrics(checkpoint, saved):
+    """The values in `saved` (the tensors read from a checkpoint file) of the training
+    metrics' variables of `checkpoint`, in order (None: not in it)."""
+    key = "train_metrics/{}/.ATTRIBUTES/VARIABLE_VALUE"
+    count = len(checkpoint.train_metrics)
+    return [saved.get(key.format(number)) for number in range(count)]
 
 
 def read_whole(path):

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import tensorflow as tf
 
+from .regular_files import RUN_FILE_CAP, require_regular
+
 # What reading a damaged or foreign checkpoint (or its state file) raises.
 CORRUPT = (tf.errors.OpError, ValueError, AssertionError, LookupError, TypeError)
 
@@ -26,7 +28,12 @@ def checkpoint_paths(directory):
 
 
 def listed_paths(directory):
-    """The paths the state file of `directory` lists, latest last (empty: none, or unreadable)."""
+    """The paths the state file of `directory` lists, latest last (empty: none, or unreadable);
+    UserError naming the state file when it is not a regular file (a FIFO would block).
+    """
+    state_file = Path(directory) / "checkpoint"
+    if state_file.exists():  # (a dangling link: TensorFlow finds nothing there)
+        require_regular(state_file, RUN_FILE_CAP, "checkpoint state file")
     try:
         state = tf.train.get_checkpoint_state(str(directory))
     except CORRUPT:

@@ -10,6 +10,7 @@ import sys
 import tensorflow as tf
 
 from . import imports
+from .csv_files import CHANGED, changed_since_checked
 from .errors import UserError
 from .files import FAILED
 
@@ -63,7 +64,8 @@ def parse_args(argv, doc, epochs, output_dir, cpu_replicas=None):
         metavar="N",
         help=replicas,
     )
-    trust = "import any module the spec names (default: the project's and tfgen's libraries)"
+    trust = "import any module and call any function the spec names (default: the project's modules, "
+    trust += "and of libraries only Keras classes and known data loaders)"
     add("--trust", action="store_true", help=trust)
     args = parser.parse_args(argv)
     imports.TRUSTED = args.trust
@@ -100,9 +102,11 @@ def run(main):
         why = f"a peer worker died or hung ({type(error).__name__})"
         sys.exit(f"error: {why}; restart every worker to resume")
     except (UserError, OSError, FloatingPointError, tf.errors.OpError) as error:
-        if debug or not is_users(error):
+        # A streamed file that changed since its check explains any failure reading it.
+        changed = isinstance(error, tf.errors.OpError) and changed_since_checked()
+        if debug or not (changed or is_users(error)):
             raise
-        sys.exit(f"error: {file_system_line(error) or first_line(error)}")
+        sys.exit(f"error: {changed or file_system_line(error) or first_line(error)}")
 
 
 def is_users(error):
@@ -157,10 +161,11 @@ def is_data_check(line):
     """Whether `line` is the message of a data check in the graph (labels, finite
     values, a label not of the classes, a folder source's file that cannot be read)."""
     checks = ("labels outside", "non-finite values", "not one of the classes", FAILED)
-    return any(check in line for check in checks)
+    return any(check in line for check in (*checks, CHANGED))
 
 
 def failed_file(line):
-    """A data check's line; a folder source's failed file as `<path>: cannot be read as ...`."""
-    found = re.search(rf"assertion failed: \[(.*: {FAILED} [^\]]*)\]", line)
+    """A data check's line: its assertion's message (`<path>: cannot be read as ...`,
+    `targets.label: labels outside [0, 3)`), without TensorFlow's words around it."""
+    found = re.search(r"assertion failed: \[(.*?)\](?: \[|$)", line)
     return found[1] if found else line.strip()

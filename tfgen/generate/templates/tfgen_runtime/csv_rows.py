@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from .class_weights import SAMPLE_WEIGHT
 from .errors import UserError
+from .labels import is_labelled, labels_allowed, labels_outside
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 SHOWN_CHARACTERS = 40  # of a bad value, in its error
@@ -58,6 +59,12 @@ def missing(strings, na_values):
     """Whether each of `strings` is one of the `na_values`."""
     same = tf.equal(strings[:, None], tf.constant(na_values)[None, :])
     return tf.reduce_any(same, axis=1)
+
+
+def lines_hash(lines):
+    """A fingerprint (int64) of a batch of lines: of their text and their order."""
+    joined = tf.strings.reduce_join(lines, separator="\n")
+    return tf.strings.to_hash_bucket_fast(joined, 2**63 - 1)
 
 
 def check_lines(lines, first_row, layout):
@@ -164,6 +171,8 @@ def check_column(strings, field, na_values, where):
         value = f"a missing value {shown(strings[index])} in a column of {kind}"
         only = "only a float column reads one (as NaN)"
         raise UserError(f"{where(index)}: {value}: {only}")
+    if field.dtype == "string" or field.names:
+        check_text(strings, where)
     if field.dtype == "string":
         return
     if field.names:
@@ -171,6 +180,21 @@ def check_column(strings, field, na_values, where):
         return
     values = numbers(strings, absent, field, where)
     check_values(values, strings, absent, field, where)
+
+
+def check_text(strings, where):
+    """UserError at the first value that is not UTF-8 text (a vocabulary, a string input
+    and a class name are text)."""
+    valid = tf.strings.unicode_transcode(
+        strings, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
+    )
+    bad = tf.not_equal(valid, strings).numpy()
+    if bad.any():
+        index = int(np.argmax(bad))
+        fix = "save the file as UTF-8"
+        raise UserError(
+            f"{where(index)}: {shown(strings[index])} is not UTF-8 text: {fix}"
+        )
 
 
 def check_labels(strings, names, where):
@@ -210,8 +234,8 @@ def numbers(strings, absent, field, where):
 
 def check_values(values, strings, absent, field, where):
     """UserError at the first number that its field's dtype cannot hold as it is (the rules
-    of `lossless_cast`: no integer changed by the cast, finite floats, labels of a class
-    target in [0, classes))."""
+    of `lossless_cast`: no integer changed by the cast, finite floats, a class target's
+    labels as `labels` allows them)."""
     cast = tf.cast(values, field.dtype).numpy()
     if field.dtype in FLOATS:
         bad = ~np.isfinite(cast.astype(np.float64))
@@ -229,11 +253,11 @@ def check_values(values, strings, absent, field, where):
         raise UserError(
             f"{where(index)}: {shown(strings[index])} {why} as {field.dtype}"
         )
-    if field.classes and field.dtype not in FLOATS and field.shape == ():
-        outside = (cast < 0) | (cast >= field.classes)
+    if is_labelled(field):
+        outside = labels_outside(cast, field)
         if outside.any():
             index = int(np.argmax(outside))
-            found = f"label {cast[index]} is outside [0, {field.classes})"
+            found = f"label {cast[index]} is outside {labels_allowed(field)}"
             raise UserError(f"{where(index)}: {found}")
 
 

@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from .errors import UserError
 from .imports import function
+from .labels import check_labels, first_label_outside
 from .strings import (
     FILLS,
     WORDS,
@@ -31,8 +32,9 @@ Field = namedtuple("Field", "shape dtype classes names", defaults=[None, None])
 def checked_arrays(arrays, fields, what):
     """Name, shape-check and cast a source's arrays to the declared inputs or targets.
 
-    A cast that would change a value (3.7 to an integer, 300 to uint8, NaN to an integer),
-    labels outside [0, classes) and unknown class names are errors that name the array and a row.
+    A cast that would change a value (3.7 to an integer, 300 to uint8, NaN to an integer,
+    a complex number to a real one), labels outside their target's range (`labels`) and
+    unknown class names are errors that name the array and a row.
     """
     if not isinstance(arrays, dict):
         if len(fields) > 1:
@@ -72,6 +74,16 @@ def shape_fits(declared, shape):
 
 def lossless_cast(array, field, name):
     """`array` in the field's dtype, or UserError where the cast would change a value."""
+    if array.dtype.kind == "c":  # a cast to a real dtype would drop the imaginary parts
+        row = np.argwhere(np.asarray(array.imag) != 0)
+        value = (
+            f", e.g. {complex(array[tuple(row[0])]):.4g} at row {row[0][0]}"
+            if len(row)
+            else ""
+        )
+        found = f"{name}: complex values ({array.dtype}{value})"
+        fix = "give its real part (or its parts as two inputs)"
+        raise UserError(f"{found}; the spec declares {field.dtype}: {fix}")
     with np.errstate(invalid="ignore"):  # NaN to an integer: reported below
         cast = array.astype(field.dtype)
     if array.dtype.kind in "biuf" and np.dtype(field.dtype).kind in "biu":
@@ -83,13 +95,9 @@ def lossless_cast(array, field, name):
             raise UserError(f"{name}: {change} to {field.dtype}, {value}")
     if cast.dtype.kind == "f":
         require_finite(cast, name)
-    if field.classes and np.dtype(field.dtype).kind in "iu" and field.shape == ():
-        outside = (cast < 0) | (cast >= field.classes)
-        if outside.any():
-            row = int(np.argmax(outside))
-            labels = f"{outside.sum()} labels outside"
-            value = f"e.g. {cast[row]} at row {row}"
-            raise UserError(f"{name}: {labels} [0, {field.classes}), {value}")
+    problem = first_label_outside(cast, field, name)
+    if problem:
+        raise UserError(problem)
     return cast
 
 
@@ -131,30 +139,22 @@ def named_dataset(data, inputs, targets):
             x = {next(iter(inputs)): x}
         if not y_named:
             y = {next(iter(targets)): y}
-        check_finite_features(x)
+        check_finite(x, "inputs")
         y = graph_label_ids(y, targets, tables)
+        check_finite(y, "targets")
         check_labels(y, targets)
         return x, y
 
     return data.map(name)
 
 
-def check_finite_features(x):
-    """Assert, in the graph as the examples stream, that float features are finite."""
-    for key, value in x.items():
+def check_finite(values, part):
+    """Assert, in the graph as the examples stream, that float values are finite."""
+    for key, value in values.items():
         if value.dtype.is_floating:
-            message = f"inputs.{key}: non-finite values (NaN or inf)"
+            message = f"{part}.{key}: non-finite values (NaN or inf)"
             finite = tf.reduce_all(tf.math.is_finite(value))
             tf.debugging.Assert(finite, [message])
-
-
-def check_labels(y, targets):
-    """Assert, in the graph as the labels stream, that each is in [0, classes)."""
-    for key, field in targets.items():
-        if field.classes and field.shape == () and y[key].dtype.is_integer:
-            within = (y[key] >= 0) & (y[key] < field.classes)
-            message = f"targets.{key}: labels outside [0, {field.classes})"
-            tf.debugging.Assert(tf.reduce_all(within), [message, y[key]])
 
 
 def require_pair(data, gives="returned", one="array"):
@@ -210,7 +210,7 @@ def from_function(reference, inputs, targets, spec_dir=None, /, **kwargs):
 
     `kwargs` are the spec's arguments of that function, passed on to it as they are.
     """
-    load = function(reference, spec_dir)
+    load = function(reference, spec_dir, "data")
     try:
         data = named_examples(load(**kwargs), inputs, targets)
     except UserError as error:

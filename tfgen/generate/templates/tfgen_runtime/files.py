@@ -8,8 +8,10 @@ import numpy as np
 import tensorflow as tf
 
 from .caches import as_dataset
+from .class_folders import IMAGE_FILE_CAP, TEXT_FILE_CAP, class_files, shown
 from .data import first_rows, split_arrays
 from .errors import UserError
+from .image_headers import declared_size, is_oversized, oversized
 
 CHANNELS = {"grayscale": 1, "rgb": 3, "rgba": 4}
 IMAGE_EXTENSIONS = ("png", "jpg", "jpeg", "bmp", "gif")
@@ -19,8 +21,9 @@ IMAGE_FAILED = f"{FAILED} an image (png, jpeg, gif or bmp)"
 TEXT_FAILED = f"{FAILED} UTF-8 text"
 
 # How a folder's files become examples: the input and the target they fill, the input's
-# shape and dtype, `read(path)` (in the graph), and what a file that fails is.
-Reading = namedtuple("Reading", "input target shape dtype read failed")
+# shape and dtype, `read(path)` (in the graph: the example, and why it is refused or ""),
+# what a file that fails is, and the most bytes a file may hold.
+Reading = namedtuple("Reading", "input target shape dtype read failed cap")
 
 
 class FileExamples:
@@ -60,25 +63,29 @@ class FileExamples:
         """`pairs` read in parallel, in order, as `({input: x}, {target: y})`.
 
         A file that fails is dropped by tf.data (`ignore_errors`); the pairs, zipped with
-        what was read, find the gap and stop the run naming that file.
+        what was read, find the gap and stop the run naming that file. A file read whole
+        that is refused (an image over the pixel cap) stops it naming the file and why.
         """
         reading = self.reading
 
         def read(path, label):
-            return path, reading.read(path), label
+            x, refused = reading.read(path)
+            return path, x, label, refused
 
         done = pairs.map(read, num_parallel_calls=tf.data.AUTOTUNE).ignore_errors()
         empty = tf.zeros(reading.shape, reading.dtype)
-        after = (tf.constant(""), empty, tf.zeros((), self.labels.dtype))
+        after = (tf.constant(""), empty, tf.zeros((), self.labels.dtype), "")
         ends = tf.data.Dataset.from_tensors(after).repeat()  # a gap at the end, too
         both = tf.data.Dataset.zip(pairs, done.concatenate(ends))
         return both.map(self.named, num_parallel_calls=tf.data.AUTOTUNE)
 
     def named(self, pair, done):
         """The example read for `pair`, or an error naming its file when it was not."""
-        path, x, y = done
+        path, x, y, refused = done
         failed = tf.strings.join([pair[0], ": ", self.reading.failed])
         tf.debugging.Assert(tf.equal(pair[0], path), [failed])
+        why = tf.strings.join([path, ": ", FAILED, " ", refused])
+        tf.debugging.Assert(tf.equal(refused, ""), [why])
         return {self.reading.input: x}, {self.reading.target: y}
 
 
@@ -98,17 +105,27 @@ def image_folder(
     size = tuple(image_size)
     shape = (*size, CHANNELS[color_mode])
 
-    def read(path):
-        image = tf.io.read_file(path)
-        image = tf.io.decode_image(image, channels=shape[2], expand_animations=False)
+    def decode(data):
+        image = tf.io.decode_image(data, channels=shape[2], expand_animations=False)
         if crop_to_aspect_ratio:
             image = centre_crop(image, size)
         image = tf.image.resize(image, size, method=interpolation)
         image.set_shape(shape)
         return pixels(image, field.dtype)
 
+    def read(path):
+        data = tf.io.read_file(path)
+        declared = declared_size(data)  # refused before it is decoded: not in memory
+        refuse = is_oversized(declared)
+        image = tf.cond(
+            refuse, lambda: tf.zeros(shape, field.dtype), lambda: decode(data)
+        )
+        return image, tf.cond(refuse, lambda: oversized(declared), lambda: "")
+
     one_input, target = names_of(inputs, targets)
-    reading = Reading(one_input, target, shape, field.dtype, read, IMAGE_FAILED)
+    reading = Reading(
+        one_input, target, shape, field.dtype, read, IMAGE_FAILED, IMAGE_FILE_CAP
+    )
     return listed_folder(directory, extensions, targets, reading)
 
 
@@ -119,10 +136,12 @@ def text_folder(directory, inputs, targets):
         text = tf.io.read_file(path)
         kept = tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="ignore")
         tf.debugging.Assert(tf.equal(kept, text), ["not UTF-8"])  # dropped: named after
-        return text
+        return text, tf.constant("")
 
     one_input, target = names_of(inputs, targets)
-    reading = Reading(one_input, target, (), tf.string, read, TEXT_FAILED)
+    reading = Reading(
+        one_input, target, (), tf.string, read, TEXT_FAILED, TEXT_FILE_CAP
+    )
     return listed_folder(directory, ("txt",), targets, reading)
 
 
@@ -154,7 +173,7 @@ def pixels(image, dtype):
 def listed_folder(directory, extensions, targets, reading):
     """The folder's files and class ids; UserError for a missing folder, fewer than two
     class folders, an empty one, or classes unlike the target's."""
-    found = class_files(directory, extensions)
+    found = class_files(directory, extensions, reading.cap)
     field = targets[reading.target]
     names = class_names_of(found, field, directory)
     paths = []
@@ -166,44 +185,6 @@ def listed_folder(directory, extensions, targets, reading):
     print(f"{directory}: {len(paths)} {kinds} in {len(names)} classes")
     labels = np.array(labels).astype(field.dtype)
     return FileExamples(np.array(paths), labels, names, reading)
-
-
-def class_files(directory, extensions):
-    """{class folder name: its files, sorted}; UserError unless there are two or more
-    class folders (hidden ones skipped), each with a file of `extensions`."""
-    if not tf.io.gfile.isdir(directory):
-        where = f"relative paths start at {os.getcwd()}"
-        fix = "pass --synthetic to train on random data instead"
-        raise UserError(f"{directory}: no such folder ({where}); {fix}")
-    names = sorted(n.rstrip("/") for n in tf.io.gfile.listdir(directory))
-    folders = [n for n in names if is_class_folder(directory, n)]
-    if len(folders) < 2:
-        found = f"{len(folders)} class folder(s) ({shown(folders)})"
-        needs = "it needs one sub-folder per class, two or more"
-        raise UserError(f"{directory}: {found}; {needs}")
-    files = {}
-    for name in folders:
-        files[name] = files_under(os.path.join(directory, name), extensions)
-        if not files[name]:
-            kinds = ", ".join(f".{e}" for e in extensions)
-            raise UserError(f"{os.path.join(directory, name)}: no {kinds} file in it")
-    return files
-
-
-def is_class_folder(directory, name):
-    """Whether `name` in `directory` is a folder that is not hidden."""
-    return not name.startswith(".") and tf.io.gfile.isdir(os.path.join(directory, name))
-
-
-def files_under(folder, extensions):
-    """The files of `extensions` (any case) under `folder`, sorted; hidden ones skipped."""
-    ends = tuple(f".{e.lower()}" for e in extensions)
-    found = []
-    for root, folders, names in tf.io.gfile.walk(folder):
-        folders[:] = [n for n in folders if not n.startswith(".")]
-        wanted = [n for n in names if n.lower().endswith(ends) and n[:1] != "."]
-        found += [os.path.join(root, n) for n in wanted]
-    return sorted(found)
 
 
 def class_names_of(found, field, directory):
@@ -225,12 +206,6 @@ def class_names_of(found, field, directory):
         declared = f"the target has classes: {field.classes}"
         raise UserError(f"{directory}: {found}; {declared}")
     return tuple(folders)
-
-
-def shown(names, most=5):
-    """Up to `most` names, comma-separated."""
-    more = f", ... ({len(names)} in all)" if len(names) > most else ""
-    return ", ".join(names[:most]) + more
 
 
 def class_names(data, targets):

@@ -8,6 +8,7 @@ import os
 import shutil
 
 from .errors import UserError
+from .regular_files import open_lock, read_regular
 
 # Held (flock) by the run writing the folder, for as long as its process lives.
 LOCK_FILE = ".tfgen.lock"
@@ -41,16 +42,17 @@ def hold(folder):
 def open_lock_file(path):
     """A descriptor of the lock file `path` (created if missing); read-only in a folder that
     cannot be written (a finished run still says so there; a read-only one still locks).
+    UserError naming it when it is a link or not a regular file (a FIFO).
     """
     try:
-        return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        return open_lock(path, os.O_RDWR | os.O_CREAT)
     except OSError as error:
         if (
             error.errno not in (errno.EACCES, errno.EPERM, errno.EROFS)
             or not path.exists()
         ):
             raise
-    return os.open(path, os.O_RDONLY)
+    return open_lock(path, os.O_RDONLY)
 
 
 def remove(path):
@@ -72,9 +74,10 @@ def not_removed(function, path, info):
 
 
 def is_tfgen_run(path):
-    """Whether `path` is a run.json that tfgen wrote (its `tfgen` and `spec_sha256` keys)."""
+    """Whether `path` is a run.json that tfgen wrote (its `tfgen` and `spec_sha256` keys);
+    UserError naming it when it is not a regular file."""
     try:
-        record = json.loads(path.read_text())
-    except (OSError, ValueError):
+        record = json.loads(read_regular(path))
+    except (OSError, ValueError):  # (not a regular file: UserError, naming it)
         return False
     return isinstance(record, dict) and {"tfgen", "spec_sha256"} <= record.keys()

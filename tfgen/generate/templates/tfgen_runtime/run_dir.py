@@ -17,6 +17,7 @@ import tensorflow as tf
 from .errors import UserError
 from .files import FileExamples, class_names, first_examples
 from .folders import hold, is_tfgen_run, remove
+from .regular_files import create_new, is_remote, open_regular, read_regular
 
 # What --fresh removes: the run's state and its exports.
 RUN_FILES = (
@@ -64,6 +65,7 @@ class RunDirectory:
         self.write = self.output
         self.class_names = {}  # {target: [names]}, set by `data`
         self.class_weights = {}  # {target: [weight by class id]}, set by the script
+        self.vocabulary_sizes = {}  # {layer name: size}, set by `vocabulary_sizes`
         if self.chief:  # before anything in the folder is read or written
             hold(self.output)
         else:  # removed on any exit but SIGKILL (a stop signal exits)
@@ -133,8 +135,8 @@ class RunDirectory:
 
     def record(self, argv):
         """run.json: what made the script, the run's facts, the versions it runs on, its
-        arguments, the class names known and the class weights (a partial file, then
-        renamed)."""
+        arguments, the class names known, the class weights and the vocabulary sizes (a
+        partial file, then renamed)."""
         if argv is None:
             argv = sys.argv[1:]
         versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
@@ -143,6 +145,8 @@ class RunDirectory:
             record["class_names"] = self.class_names
         if self.class_weights:
             record["class_weights"] = self.class_weights
+        if self.vocabulary_sizes:  # a resumed run builds its model with them
+            record["vocabulary_sizes"] = self.vocabulary_sizes
         write_whole(self.write / "run.json", json.dumps(record, indent=2) + "\n")
 
     def discard(self):
@@ -164,9 +168,9 @@ class RunDirectory:
 
 def history_lines(path):
     """How many rows (non-blank lines) `path` holds (0: no file); UserError naming it when
-    it is not UTF-8 text."""
+    it is not UTF-8 text, or not a regular file of at most `RUN_FILE_CAP` bytes."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular(path).decode("utf-8")
     except FileNotFoundError:
         return 0
     except UnicodeDecodeError as error:
@@ -190,10 +194,12 @@ def fingerprints(patterns):
 
 
 def fingerprint(path):
-    """A cheap fingerprint of a data file: its path, size, mtime and first MiB's sha256."""
+    """A cheap fingerprint of a data file: its path, size, mtime and first MiB's sha256
+    (UserError naming a file that is not a regular one)."""
     try:
-        status = tf.io.gfile.stat(path)
-        with tf.io.gfile.GFile(path, "rb") as file:
+        file = tf.io.gfile.GFile(path, "rb") if is_remote(path) else open_regular(path)
+        with file:
+            status = tf.io.gfile.stat(path)
             head = hashlib.sha256(file.read(2**20)).hexdigest()
     except (OSError, tf.errors.OpError) as error:
         why = getattr(error, "strerror", None) or type(error).__name__
@@ -234,7 +240,8 @@ class History:
         source = Path(read_from) / "history.jsonl"
         if not source.exists():
             return
-        for number, line in enumerate(source.read_text().splitlines(), 1):
+        text = read_regular(source).decode("utf-8")  # (checked: `history_lines`)
+        for number, line in enumerate(text.splitlines(), 1):
             row = history_row(line, f"{source} line {number}", last_epoch)
             if row is not None:
                 self.rows.append(row)
@@ -248,10 +255,14 @@ class History:
 def write_whole(path, text):
     """Write `text` to `path` through `<path>.partial`, renamed into place (a kill leaves the
     old file or the new one); an OSError names `path` (a full disk's write names no file).
+
+    The partial file is created anew, never through a link (UserError naming one planted
+    there); the rename replaces a link at `path` itself, never the file it leads to.
     """
     partial = path.with_name(f"{path.name}.partial")
     try:
-        partial.write_text(text)
+        with open(create_new(partial), "w", encoding="utf-8") as file:
+            file.write(text)
     except OSError as error:
         raise OSError(error.errno, error.strerror, str(path)) from None
     partial.replace(path)

@@ -1,5 +1,7 @@
 """TensorFlow Datasets (the `tfds` extra), streamed in the order TFDS stores them."""
 
+import os
+
 import tensorflow as tf
 
 from .data import element_shapes, named_dataset
@@ -20,6 +22,11 @@ def load_tfds(name, split, inputs, targets, data_dir=None, x=None, y=None):
     try:
         # A malformed split fails here, before any download.
         tfds.core.ReadInstruction.from_spec(split)
+    except load_errors(tfds) as error:
+        raise UserError(f"{where}: {first_line(error)}") from None
+    require_folder(data_dir, name, where)
+    folder = missing_folder(tfds, name, data_dir)
+    try:
         data, info = tfds.load(
             name,
             split=split,
@@ -28,8 +35,12 @@ def load_tfds(name, split, inputs, targets, data_dir=None, x=None, y=None):
             as_supervised=x is None,
             with_info=True,
         )
-    except load_errors(tfds) as error:
-        raise UserError(f"{where}: {first_line(error)}") from None
+    except Exception as error:  # any failure to fetch a missing dataset: the line below
+        if folder:
+            raise UserError(not_downloaded(where, name, folder, error)) from None
+        if isinstance(error, load_errors(tfds)):
+            raise UserError(f"{where}: {first_line(error)}") from None
+        raise
     try:
         return checked(data, info, inputs, targets, x=x, y=y)
     except UserError as error:
@@ -55,6 +66,34 @@ def import_tfds():
         needs = f"a `tfds` source needs TensorFlow Datasets ({EXTRA})"
         raise UserError(f"{needs}: {error}") from None
     return tensorflow_datasets
+
+
+def require_folder(data_dir, name, where):
+    """UserError when `data_dir` names something that is not a folder."""
+    if data_dir is None or not os.path.exists(data_dir) or os.path.isdir(data_dir):
+        return
+    fix = f"`tfds build {name} --data_dir DIR` makes one"
+    raise UserError(f"{where}: data_dir {data_dir} is not a folder of datasets ({fix})")
+
+
+def missing_folder(tfds, name, data_dir):
+    """Where TFDS looks for the dataset when it is not there yet (None: it is there, or the
+    name is one `tfds.load` will refuse on its own)."""
+    try:
+        builder = tfds.builder(name, data_dir=data_dir)
+        return None if builder.is_prepared() else builder.data_dir
+    except load_errors(tfds):  # a bad name: tfds.load says what is wrong with it
+        return None
+
+
+def not_downloaded(where, name, folder, error):
+    """The line for a dataset that is not in its folder and could not be fetched here."""
+    why = f"{type(error).__name__}: {first_line(error)}"
+    found = f"{where}: not downloaded (looked in {folder}; fetching it failed: {why})"
+    way = f"`tfds build {name} --data_dir DIR` on a connected machine (or a run there)"
+    return (
+        f"{found}: download it with {way}, then copy DIR here and give it as `data_dir`"
+    )
 
 
 def load_errors(tfds):
