@@ -394,7 +394,8 @@ def csv_source(draw, inputs: dict, targets: dict) -> dict:
 def padded_batch(inputs: dict, sequence: bool) -> st.SearchStrategy[dict]:
     """`padded_batch` options: none, padding values, or shapes (the synthetic length is 8)."""
     name = next(iter(inputs))
-    options = [st.just({}), st.just({"padding_values": {name: 0}})]
+    value = "" if inputs[name].get("dtype") == "string" else 0
+    options = [st.just({}), st.just({"padding_values": {name: value}})]
     if sequence:
         options.append(st.builds(lambda n: {"padded_shapes": {name: [n]}}, st.integers(8, 10)))
     return st.one_of(options)

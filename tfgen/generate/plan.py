@@ -384,7 +384,9 @@ def _padding_values(group: dict, named: dict) -> str:
     return "{" + ", ".join(entries) + "}"
 
 
-def _typed(value: float, dtype: str) -> float | int | bool:
+def _typed(value: float | str, dtype: str) -> float | int | bool | str:
+    if dtype == "string":
+        return value
     if dtype == "bool":
         return bool(value)
     return float(value) if dtype.startswith(("float", "bfloat")) else int(value)

@@ -380,6 +380,27 @@ def _training_control(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         )
 
 
+def _padding(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    """`padded_batch` names inputs or targets, and pads each with a value of its own type (a
+    string for strings, a number for numbers)."""
+    fields = {**spec.model.inputs, **spec.targets}
+    for split in ("train", "validation"):
+        padded = getattr(getattr(spec.data, split), "padded_batch", None) if getattr(spec.data, split) else None
+        if padded is None:
+            continue
+        loc = ("data", split, "padded_batch")
+        for option in ("padded_shapes", "padding_values"):
+            for name, value in (getattr(padded, option) or {}).items():
+                if name not in fields:
+                    hint = catalog.did_you_mean(name, fields)
+                    yield doc.issue((*loc, option, name), f"`{name}` is not an input or target{hint}")
+                elif option == "padding_values" and isinstance(value, str) != (fields[name].dtype == "string"):
+                    kind = "a string" if fields[name].dtype == "string" else "a number"
+                    yield doc.issue(
+                        (*loc, option, name), f"`{name}` is {fields[name].dtype}: pad it with {kind}, not {value!r}"
+                    )
+
+
 def _precision(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     if spec.precision == "float32":
         return
@@ -465,6 +486,7 @@ CHECKS = (
     (_adapt, {"model", "data", "precision"}),
     (_stratify, {"data", "targets"}),
     (_data, {"data", "model", "targets"}),
+    (_padding, {"data", "model", "targets"}),
     (_csv, {"data", "model", "targets"}),
     (_loaders, {"data"}),
     (check_tfds, {"data", "model", "targets"}),

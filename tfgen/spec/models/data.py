@@ -313,8 +313,10 @@ class PaddedBatch(StrictModel):
         "null: every input and target to the longest in the batch",
         examples=[{"tokens": [64]}],
     )
-    padding_values: dict[Identifier, float | int] | None = Field(
-        None, description="`{input or target: value}` to pad with; null: 0", examples=[{"tokens": -1}]
+    padding_values: dict[Identifier, float | int | str] | None = Field(
+        None,
+        description="`{input or target: value}` to pad with (a string for a string input); null: 0, or '' for strings",
+        examples=[{"tokens": -1}],
     )
 
 

@@ -3,6 +3,7 @@ resume finds the newest one that reads back whole."""
 
 import json
 import sys
+from functools import cached_property
 
 import tensorflow as tf
 
@@ -80,7 +81,11 @@ class RunCheckpoint:
             identity=tf.Variable("", dtype=tf.string),  # what wrote it: `identity`
             **given,
         )
-        self.summed_on_first = SummedOnFirst(self.checkpoint.train_metrics)
+
+    @cached_property
+    def summed_on_first(self):
+        """The training metrics' summed states, kept on the first replica (SummedOnFirst)."""
+        return SummedOnFirst(self.checkpoint.train_metrics)
 
     def identity(self, spec_sha256, facts):
         """The identity (JSON) of checkpoints of this model written from this spec, by a
