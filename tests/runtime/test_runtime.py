@@ -304,6 +304,7 @@ def restore_newest_readable(checkpoint, directory, spec_sha256="a" * 64):
     """RunCheckpoint.restore over a bare checkpoint (the state only feeds its resume line)."""
     run_checkpoint = rt.RunCheckpoint.__new__(rt.RunCheckpoint)
     run_checkpoint.checkpoint = checkpoint
+    checkpoint.train_metrics = []  # none: the restore puts no metric states back
     run_checkpoint.shapes = []
     run_checkpoint.state_sha256 = None
     run_checkpoint.state = SimpleNamespace(epoch=tf.Variable(0), step_in_epoch=tf.Variable(0))
