@@ -13,7 +13,8 @@ from .imports import function
 def own_object(reference, spec_dir, place, places):
     """The user's class `reference` (found, and checked to fit `place`, as `function`
     does), made as the spec's `places` (dotted, in the order the script makes them) name
-    it: a constructor that raises is a UserError naming the place, the class and the error."""
+    it: a constructor that raises is a UserError naming the place, the class and the error.
+    """
     return Placed(function(reference, spec_dir, place), reference, places)
 
 
