@@ -358,6 +358,18 @@ def pytest_collection_modifyitems(config, items):
 HARNESS = ROOT / "tests" / "e2e" / "harness.py"
 
 
+def assert_one_line_error(result, *phrases):
+    """A script's run failed (exit 1) with exactly one `error: ` line holding every phrase, and no
+    traceback; the line."""
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, result.stderr[-2000:]
+    for phrase in phrases:
+        assert phrase in errors[0], errors[0]
+    return errors[0]
+
+
 def replica_independent_spec(**overrides):
     """Deterministic and replica-independent: no shuffle, no dropout, plain SGD."""
     spec = base_spec(**{"optimizer": {"type": "SGD", "learning_rate": 0.1}, **overrides})

@@ -15,7 +15,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from conftest import base_spec, build, copy_run
+from conftest import assert_one_line_error, base_spec, build, copy_run
 from folder_data import image_spec, text_spec, write_images, write_reviews
 
 pytestmark = pytest.mark.slow
@@ -44,16 +44,6 @@ def run(script, *args, memory=None):
         )
     except subprocess.TimeoutExpired:
         pytest.fail(f"{script.name} {' '.join(args)} did not end within {HANG} s (killed)")
-
-
-def assert_one_line_error(result, *phrases):
-    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 1, result.stderr[-2000:]
-    for phrase in phrases:
-        assert phrase in errors[0], errors[0]
-    return errors[0]
 
 
 @pytest.fixture(scope="module")

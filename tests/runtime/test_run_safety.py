@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import base_spec, copy_run, snapshot
+from conftest import assert_one_line_error, base_spec, copy_run, snapshot
 
 pytestmark = pytest.mark.slow
 
@@ -30,15 +30,6 @@ def run(script, *args, env=None, timeout=300):
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", **(env or {})},
         check=False,
     )
-
-
-def assert_one_line_error(result, *phrases):
-    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 1, result.stderr[-2000:]
-    for phrase in phrases:
-        assert phrase in errors[0], errors[0]
 
 
 def small(**train):
