@@ -181,51 +181,71 @@ def write_files(files: list[tuple[Path, str]]) -> None:
     previous: list[tuple[Path, bytes | None]] = []  # renamed so far, with their former bytes
     try:
         for path, _ in files:
-            missing = [folder for folder in [path.parent, *path.parent.parents] if not folder.exists()]
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            except FileExistsError:
-                raise OutputError(
-                    f"{shown_path(path.parent)}: cannot create the output folder: a file is in the way"
-                ) from None
-            except OSError as error:
-                raise OutputError(
-                    f"{shown_path(path.parent)}: cannot create the output folder: {_reason(error)}"
-                ) from None
-            created.extend(reversed(missing))
+            created.extend(_make_folder(path.parent))
         for path, _ in files:
-            pattern = _temporary_pattern(path)
-            try:
-                leftovers = [entry for entry in os.scandir(path.parent) if pattern.match(entry.name)]
-            except OSError as error:
-                raise OutputError(
-                    f"{shown_path(path.parent)}: cannot list the output folder: {_reason(error)}"
-                ) from None
-            for entry in leftovers:
-                Path(entry.path).unlink(missing_ok=True)
+            _remove_leftovers(path)
         formers = {}  # each file's bytes before the build (None: none), read before any rename
         for path, text in files:
             formers[path] = read_existing(path, "write")
-            mode = _mode(path)
-            try:
-                staged.append((path, _stage(path, text.encode("utf-8"), mode), mode))
-            except OSError as error:
-                raise OutputError(f"{shown_path(path)}: cannot write the generated file: {_reason(error)}") from None
+            staged.append(_staged(path, text))
         for path, temporary, _ in staged:
-            try:
-                os.replace(temporary, path)
-            except OSError as error:
-                raise OutputError(f"{shown_path(path)}: cannot write the generated file: {_reason(error)}") from None
+            _rename(temporary, path)
             previous.append((path, formers[path]))
     except BaseException:
-        for _, temporary, _ in staged:
-            Path(temporary).unlink(missing_ok=True)
-        for path, former in reversed(previous):
-            _restore(path, former)
-        for folder in reversed(created):
-            with contextlib.suppress(OSError):
-                folder.rmdir()
+        _roll_back(created, staged, previous)
         raise
+
+
+def _make_folder(folder: Path) -> list[Path]:
+    """Create `folder` and its missing parents; the folders made, outermost first."""
+    missing = [each for each in [folder, *folder.parents] if not each.exists()]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise OutputError(f"{shown_path(folder)}: cannot create the output folder: a file is in the way") from None
+    except OSError as error:
+        raise OutputError(f"{shown_path(folder)}: cannot create the output folder: {_reason(error)}") from None
+    return list(reversed(missing))
+
+
+def _remove_leftovers(path: Path) -> None:
+    """Remove the temporary files a killed build left beside `path`."""
+    pattern = _temporary_pattern(path)
+    try:
+        leftovers = [entry for entry in os.scandir(path.parent) if pattern.match(entry.name)]
+    except OSError as error:
+        raise OutputError(f"{shown_path(path.parent)}: cannot list the output folder: {_reason(error)}") from None
+    for entry in leftovers:
+        Path(entry.path).unlink(missing_ok=True)
+
+
+def _staged(path: Path, text: str) -> tuple[Path, str, int]:
+    """`text` written to a temporary file beside `path`, with the mode `path` will have."""
+    mode = _mode(path)
+    try:
+        return path, _stage(path, text.encode("utf-8"), mode), mode
+    except OSError as error:
+        raise OutputError(f"{shown_path(path)}: cannot write the generated file: {_reason(error)}") from None
+
+
+def _rename(temporary: str, path: Path) -> None:
+    try:
+        os.replace(temporary, path)
+    except OSError as error:
+        raise OutputError(f"{shown_path(path)}: cannot write the generated file: {_reason(error)}") from None
+
+
+def _roll_back(
+    created: list[Path], staged: list[tuple[Path, str, int]], previous: list[tuple[Path, bytes | None]]
+) -> None:
+    """Undo a failed `write_files`: temporary files removed, renamed files restored, new folders removed."""
+    for _, temporary, _ in staged:
+        Path(temporary).unlink(missing_ok=True)
+    for path, former in reversed(previous):
+        _restore(path, former)
+    for folder in reversed(created):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def _restore(path: Path, former: bytes | None) -> None:
