@@ -197,7 +197,7 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from tfgen.generate.build import Issues, load_spec
+    from tfgen.spec.load import Issues, load_spec
 
     issues = Issues()
     deep = args.deep or args.summary

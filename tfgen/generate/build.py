@@ -9,21 +9,16 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
 
-from tfgen.errors import SpecError, SpecIssue, UsageError
+from tfgen.errors import SpecIssue, UsageError
 from tfgen.generate.render import render, render_runtime
 from tfgen.generate.selfcheck import require_clean
 from tfgen.paths import display_path, shown_path
-from tfgen.spec.loader import Located
-from tfgen.spec.models import Spec
-from tfgen.spec.resolve import resolve, resolved_sha256
-from tfgen.spec.validate import validate
+from tfgen.spec.load import Issues, Loaded, load_spec
+from tfgen.spec.resolve import resolved_sha256
 
-T = TypeVar("T")
 # The sha256 of the spec a script was generated from: its SPEC_SHA256 constant.
 HASH_LINE = re.compile(r'^SPEC_SHA256 = "([0-9a-f]{64})"', re.MULTILINE)
 MAX_GENERATED_BYTES = 4 * 2**20  # a file at a generated path larger than this is not tfgen's
@@ -43,40 +38,6 @@ class Target:
     output: Path
     text: str  # the generated source
     spec_sha256: str
-
-
-class Loaded(NamedTuple):
-    """One resolved and valid spec: its path as messages show it, its located document, the Spec."""
-
-    shown: str
-    doc: Located
-    spec: Spec
-
-
-def load_spec(path: Path, overrides: list[str] | tuple[str, ...] = ()) -> Loaded:
-    """Resolve `path` (following `extends`, applying `--set` overrides) and validate it; SpecError if invalid."""
-    shown = display_path(path)
-    doc = resolve(path, shown, overrides)
-    return Loaded(shown, doc, validate(doc))
-
-
-class Issues:
-    """The problems of many specs, gathered so that one SpecError reports all of them."""
-
-    def __init__(self) -> None:
-        self.found: list[SpecIssue] = []
-
-    def attempt(self, function: Callable[..., T], *args: Any) -> T | None:
-        """`function(*args)`, or None when it raised SpecError (whose problems are kept)."""
-        try:
-            return function(*args)
-        except SpecError as error:
-            self.found.extend(error.issues)
-            return None
-
-    def raise_any(self) -> None:
-        if self.found:
-            raise SpecError(self.found)
 
 
 def plan_targets(
