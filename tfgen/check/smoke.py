@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfgen.check.tfds_deep import missing_extra
+from tfgen.check.deep_tfds import missing_extra
 from tfgen.generate.build import plan_targets, write_files
 from tfgen.processes import kill_group
 from tfgen.spec.load import Issues, load_spec

@@ -9,9 +9,9 @@ from typing import Any
 from tfgen.errors import SpecIssue
 from tfgen.spec import catalog
 from tfgen.spec.branch_rules import BRANCH_CHECKS
-from tfgen.spec.csv_check import csv_issues
+from tfgen.spec.csv_rules import csv_issues
 from tfgen.spec.finetune_rules import located_items, model_items
-from tfgen.spec.folder_checks import folder_sources
+from tfgen.spec.folder_rules import folder_sources
 from tfgen.spec.loader import Loc, Located, walk
 from tfgen.spec.models import Spec
 from tfgen.spec.names import FIXED_KEYS, VALIDATION_PREFIX, has_validation, history_keys, metric_key, output_names
@@ -26,8 +26,8 @@ from tfgen.spec.support import (
     string_inputs,
     xla_lookups,
 )
-from tfgen.spec.tfds_checks import check_tfds
-from tfgen.spec.weight_checks import WEIGHT_CHECKS
+from tfgen.spec.tfds_rules import check_tfds
+from tfgen.spec.weight_rules import WEIGHT_CHECKS
 
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
 NEEDS_STRINGS = {  # adaptable layers that read strings: a model without a string input has none
