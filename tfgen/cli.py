@@ -167,63 +167,90 @@ def _main(argv: list[str] | None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.command in ("launch", "tf-config", "manifest"):
-        return _run_cluster_command(args)
-    if args.command == "lint":
-        from tfgen.lint import run as run_lint
+    return _COMMANDS[args.command](args)
 
-        return run_lint(args)
-    if args.command == "smoke":
-        from tfgen.check.smoke import run as run_smoke
 
-        return run_smoke(args)
-    if args.command == "schema":
-        from tfgen.spec.schema import schema_text
+def _lint(args: argparse.Namespace) -> int:
+    from tfgen.lint import run as run_lint
 
-        sys.stdout.write(schema_text())
-        return EXIT_OK
-    if args.command == "init":
-        from tfgen.generate.init import write_starter
+    return run_lint(args)
 
-        print(f"wrote {write_starter(args.name, args.dir)}")
-        return EXIT_OK
-    if args.command == "validate":
-        from tfgen.generate.build import Issues, load_spec
 
-        issues = Issues()
-        deep = args.deep or args.summary
-        for path in args.specs:
-            loaded = issues.attempt(load_spec, path, args.overrides)
-            if loaded and deep:
-                issues.attempt(_deep, loaded, path, args.summary, args.trust)
-        issues.raise_any()
-        print(f"{len(args.specs)} spec(s) valid" + (" (--deep: built with Keras)" if deep else ""))
-        return EXIT_OK
+def _smoke(args: argparse.Namespace) -> int:
+    from tfgen.check.smoke import run as run_smoke
 
-    from tfgen.generate.build import OutputError, plan_targets, problem, unified_diff, write_files
+    return run_smoke(args)
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from tfgen.spec.schema import schema_text
+
+    sys.stdout.write(schema_text())
+    return EXIT_OK
+
+
+def _init(args: argparse.Namespace) -> int:
+    from tfgen.generate.init import write_starter
+
+    print(f"wrote {write_starter(args.name, args.dir)}")
+    return EXIT_OK
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from tfgen.spec.load import Issues, load_spec
+
+    issues = Issues()
+    deep = args.deep or args.summary
+    for path in args.specs:
+        loaded = issues.attempt(load_spec, path, args.overrides)
+        if loaded and deep:
+            issues.attempt(_deep, loaded, path, args.summary, args.trust)
+    issues.raise_any()
+    print(f"{len(args.specs)} spec(s) valid" + (" (--deep: built with Keras)" if deep else ""))
+    return EXIT_OK
+
+
+def _targets(args: argparse.Namespace):
+    """The files `build`, `check` and `diff` compare or write, rendered from every spec."""
+    from tfgen.generate.build import plan_targets
+
+    return plan_targets(args.specs, args.out, args.overrides)
+
+
+def _build(args: argparse.Namespace) -> int:
+    from tfgen.generate.build import OutputError, write_files
     from tfgen.paths import display_path
 
-    targets = plan_targets(args.specs, args.out, args.overrides)
-    if args.command == "build":
-        try:
-            write_files([(target.output, target.text) for target in targets])  # all files or none
-        except OutputError as error:
-            raise OutputError(f"{error}; no file was changed") from None
-        for target in targets:
-            print(f"wrote {display_path(target.output)}")
-        return EXIT_OK
-    if args.command == "check":
-        problems = [(t, problem(t)) for t in targets]
-        bad = [(t, p) for t, p in problems if p]
-        for target, why in bad:
-            specs = [target.spec] if target.spec else args.specs
-            command = "tfgen build " + " ".join(display_path(spec) for spec in specs)
-            print(f"{display_path(target.output)}: {why}; run `{command}`", file=sys.stderr)
-        if not bad:
-            print(f"{len(targets)} generated file(s) up to date")
-        return EXIT_DIFFERENT if bad else EXIT_OK
-    # diff
-    diffs = [unified_diff(t) for t in targets]
+    targets = _targets(args)
+    try:
+        write_files([(target.output, target.text) for target in targets])  # all files or none
+    except OutputError as error:
+        raise OutputError(f"{error}; no file was changed") from None
+    for target in targets:
+        print(f"wrote {display_path(target.output)}")
+    return EXIT_OK
+
+
+def _check(args: argparse.Namespace) -> int:
+    from tfgen.generate.build import problem
+    from tfgen.paths import display_path
+
+    targets = _targets(args)
+    problems = [(t, problem(t)) for t in targets]
+    bad = [(t, p) for t, p in problems if p]
+    for target, why in bad:
+        specs = [target.spec] if target.spec else args.specs
+        command = "tfgen build " + " ".join(display_path(spec) for spec in specs)
+        print(f"{display_path(target.output)}: {why}; run `{command}`", file=sys.stderr)
+    if not bad:
+        print(f"{len(targets)} generated file(s) up to date")
+    return EXIT_DIFFERENT if bad else EXIT_OK
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from tfgen.generate.build import unified_diff
+
+    diffs = [unified_diff(t) for t in _targets(args)]
     sys.stdout.write("".join(diffs))
     return EXIT_DIFFERENT if any(diffs) else EXIT_OK
 
@@ -248,6 +275,21 @@ def _run_cluster_command(args: argparse.Namespace) -> int:
     from tfgen.cluster.manifest import run as run_manifest
 
     return run_manifest(args)
+
+
+_COMMANDS = {
+    "build": _build,
+    "check": _check,
+    "diff": _diff,
+    "validate": _validate,
+    "init": _init,
+    "schema": _schema,
+    "smoke": _smoke,
+    "lint": _lint,
+    "launch": _run_cluster_command,
+    "tf-config": _run_cluster_command,
+    "manifest": _run_cluster_command,
+}
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from conftest import ROOT, SPECS, base_spec, run_tfgen, snapshot, tfgen_here
 
 from tfgen.check.smoke import Runner, Smoke, first_error, judge
 from tfgen.cli import main
-from tfgen.generate.build import load_spec
+from tfgen.spec.load import load_spec
 from tfgen.spec.loader import load_text
 from tfgen.spec.validate import validate
 

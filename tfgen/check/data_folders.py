@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from tfgen.check.modules import runtime_module
 from tfgen.errors import SpecIssue
-from tfgen.spec.folder_checks import FOLDER_SOURCES
+from tfgen.spec.folder_rules import FOLDER_SOURCES
 from tfgen.spec.loader import Loc, Located
 from tfgen.spec.models import Spec
 

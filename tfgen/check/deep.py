@@ -17,13 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfgen.check.csv_header import csv_problems
 from tfgen.check.data_folders import folder_issues
 from tfgen.check.deep_applications import deep_runtime
+from tfgen.check.deep_csv import csv_problems
 from tfgen.check.deep_custom import custom_names, keyed, metric_params
-from tfgen.check.deep_phases import phase_problems
-from tfgen.check.deep_strings import strings_misused
-from tfgen.check.head_rules import (
+from tfgen.check.deep_heads import (
     BINARY,
     ONE_HOT,
     PROBABILISTIC,
@@ -38,10 +36,12 @@ from tfgen.check.head_rules import (
     _squeezed,
     summary_table,
 )
+from tfgen.check.deep_merge import trunk_input
+from tfgen.check.deep_phases import phase_problems
+from tfgen.check.deep_strings import strings_misused
+from tfgen.check.deep_tfds import deep_tfds
 from tfgen.check.keras_import import import_keras
-from tfgen.check.merge_rules import trunk_input
 from tfgen.check.modules import LookupFailed, import_function, lookup_path
-from tfgen.check.tfds_deep import deep_tfds
 from tfgen.errors import SpecError
 from tfgen.generate.code import Adapted, adapted_arguments, application_call, float32_head, keras_call
 from tfgen.generate.plan import optimizer_view

@@ -23,9 +23,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfgen.check.tfds_deep import missing_extra
-from tfgen.generate.build import Issues, load_spec, plan_targets, write_files
+from tfgen.check.deep_tfds import missing_extra
+from tfgen.generate.build import plan_targets, write_files
 from tfgen.processes import kill_group
+from tfgen.spec.load import Issues, load_spec
 from tfgen.spec.loader import Located
 from tfgen.spec.models import Spec
 from tfgen.spec.names import has_test

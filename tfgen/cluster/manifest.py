@@ -46,7 +46,7 @@ MEMORY = {
 
 def run(args) -> int:
     """`tfgen manifest` from its parsed arguments: the manifest on stdout."""
-    from tfgen.generate.build import load_spec
+    from tfgen.spec.load import load_spec
 
     check_values(args)
     command = command_words(args)

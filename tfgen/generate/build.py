@@ -9,21 +9,16 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
 
-from tfgen.errors import SpecError, SpecIssue, UsageError
+from tfgen.errors import SpecIssue, UsageError
 from tfgen.generate.render import render, render_runtime
 from tfgen.generate.selfcheck import require_clean
 from tfgen.paths import display_path, shown_path
-from tfgen.spec.loader import Located
-from tfgen.spec.models import Spec
-from tfgen.spec.resolve import resolve, resolved_sha256
-from tfgen.spec.validate import validate
+from tfgen.spec.load import Issues, Loaded, load_spec
+from tfgen.spec.resolve import resolved_sha256
 
-T = TypeVar("T")
 # The sha256 of the spec a script was generated from: its SPEC_SHA256 constant.
 HASH_LINE = re.compile(r'^SPEC_SHA256 = "([0-9a-f]{64})"', re.MULTILINE)
 MAX_GENERATED_BYTES = 4 * 2**20  # a file at a generated path larger than this is not tfgen's
@@ -43,40 +38,6 @@ class Target:
     output: Path
     text: str  # the generated source
     spec_sha256: str
-
-
-class Loaded(NamedTuple):
-    """One resolved and valid spec: its path as messages show it, its located document, the Spec."""
-
-    shown: str
-    doc: Located
-    spec: Spec
-
-
-def load_spec(path: Path, overrides: list[str] | tuple[str, ...] = ()) -> Loaded:
-    """Resolve `path` (following `extends`, applying `--set` overrides) and validate it; SpecError if invalid."""
-    shown = display_path(path)
-    doc = resolve(path, shown, overrides)
-    return Loaded(shown, doc, validate(doc))
-
-
-class Issues:
-    """The problems of many specs, gathered so that one SpecError reports all of them."""
-
-    def __init__(self) -> None:
-        self.found: list[SpecIssue] = []
-
-    def attempt(self, function: Callable[..., T], *args: Any) -> T | None:
-        """`function(*args)`, or None when it raised SpecError (whose problems are kept)."""
-        try:
-            return function(*args)
-        except SpecError as error:
-            self.found.extend(error.issues)
-            return None
-
-    def raise_any(self) -> None:
-        if self.found:
-            raise SpecError(self.found)
 
 
 def plan_targets(
@@ -181,51 +142,71 @@ def write_files(files: list[tuple[Path, str]]) -> None:
     previous: list[tuple[Path, bytes | None]] = []  # renamed so far, with their former bytes
     try:
         for path, _ in files:
-            missing = [folder for folder in [path.parent, *path.parent.parents] if not folder.exists()]
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            except FileExistsError:
-                raise OutputError(
-                    f"{shown_path(path.parent)}: cannot create the output folder: a file is in the way"
-                ) from None
-            except OSError as error:
-                raise OutputError(
-                    f"{shown_path(path.parent)}: cannot create the output folder: {_reason(error)}"
-                ) from None
-            created.extend(reversed(missing))
+            created.extend(_make_folder(path.parent))
         for path, _ in files:
-            pattern = _temporary_pattern(path)
-            try:
-                leftovers = [entry for entry in os.scandir(path.parent) if pattern.match(entry.name)]
-            except OSError as error:
-                raise OutputError(
-                    f"{shown_path(path.parent)}: cannot list the output folder: {_reason(error)}"
-                ) from None
-            for entry in leftovers:
-                Path(entry.path).unlink(missing_ok=True)
+            _remove_leftovers(path)
         formers = {}  # each file's bytes before the build (None: none), read before any rename
         for path, text in files:
             formers[path] = read_existing(path, "write")
-            mode = _mode(path)
-            try:
-                staged.append((path, _stage(path, text.encode("utf-8"), mode), mode))
-            except OSError as error:
-                raise OutputError(f"{shown_path(path)}: cannot write the generated file: {_reason(error)}") from None
+            staged.append(_staged(path, text))
         for path, temporary, _ in staged:
-            try:
-                os.replace(temporary, path)
-            except OSError as error:
-                raise OutputError(f"{shown_path(path)}: cannot write the generated file: {_reason(error)}") from None
+            _rename(temporary, path)
             previous.append((path, formers[path]))
     except BaseException:
-        for _, temporary, _ in staged:
-            Path(temporary).unlink(missing_ok=True)
-        for path, former in reversed(previous):
-            _restore(path, former)
-        for folder in reversed(created):
-            with contextlib.suppress(OSError):
-                folder.rmdir()
+        _roll_back(created, staged, previous)
         raise
+
+
+def _make_folder(folder: Path) -> list[Path]:
+    """Create `folder` and its missing parents; the folders made, outermost first."""
+    missing = [each for each in [folder, *folder.parents] if not each.exists()]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise OutputError(f"{shown_path(folder)}: cannot create the output folder: a file is in the way") from None
+    except OSError as error:
+        raise OutputError(f"{shown_path(folder)}: cannot create the output folder: {_reason(error)}") from None
+    return list(reversed(missing))
+
+
+def _remove_leftovers(path: Path) -> None:
+    """Remove the temporary files a killed build left beside `path`."""
+    pattern = _temporary_pattern(path)
+    try:
+        leftovers = [entry for entry in os.scandir(path.parent) if pattern.match(entry.name)]
+    except OSError as error:
+        raise OutputError(f"{shown_path(path.parent)}: cannot list the output folder: {_reason(error)}") from None
+    for entry in leftovers:
+        Path(entry.path).unlink(missing_ok=True)
+
+
+def _staged(path: Path, text: str) -> tuple[Path, str, int]:
+    """`text` written to a temporary file beside `path`, with the mode `path` will have."""
+    mode = _mode(path)
+    try:
+        return path, _stage(path, text.encode("utf-8"), mode), mode
+    except OSError as error:
+        raise OutputError(f"{shown_path(path)}: cannot write the generated file: {_reason(error)}") from None
+
+
+def _rename(temporary: str, path: Path) -> None:
+    try:
+        os.replace(temporary, path)
+    except OSError as error:
+        raise OutputError(f"{shown_path(path)}: cannot write the generated file: {_reason(error)}") from None
+
+
+def _roll_back(
+    created: list[Path], staged: list[tuple[Path, str, int]], previous: list[tuple[Path, bytes | None]]
+) -> None:
+    """Undo a failed `write_files`: temporary files removed, renamed files restored, new folders removed."""
+    for _, temporary, _ in staged:
+        Path(temporary).unlink(missing_ok=True)
+    for path, former in reversed(previous):
+        _restore(path, former)
+    for folder in reversed(created):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def _restore(path: Path, former: bytes | None) -> None:

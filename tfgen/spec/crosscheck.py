@@ -9,9 +9,9 @@ from typing import Any
 from tfgen.errors import SpecIssue
 from tfgen.spec import catalog
 from tfgen.spec.branch_rules import BRANCH_CHECKS
-from tfgen.spec.csv_check import csv_issues
+from tfgen.spec.csv_rules import csv_issues
 from tfgen.spec.finetune_rules import located_items, model_items
-from tfgen.spec.folder_checks import folder_sources
+from tfgen.spec.folder_rules import folder_sources
 from tfgen.spec.loader import Loc, Located, walk
 from tfgen.spec.models import Spec
 from tfgen.spec.names import FIXED_KEYS, VALIDATION_PREFIX, has_validation, history_keys, metric_key, output_names
@@ -26,8 +26,8 @@ from tfgen.spec.support import (
     string_inputs,
     xla_lookups,
 )
-from tfgen.spec.tfds_checks import check_tfds
-from tfgen.spec.weight_checks import WEIGHT_CHECKS
+from tfgen.spec.tfds_rules import check_tfds
+from tfgen.spec.weight_rules import WEIGHT_CHECKS
 
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
 NEEDS_STRINGS = {  # adaptable layers that read strings: a model without a string input has none
@@ -185,30 +185,36 @@ def _data(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     inputs, targets = list(spec.model.inputs), list(spec.targets)
     for loc, source in _sources(spec):
         if source.type in ("npz", "tfds") and source.x is not None:  # tfds: x and y, or neither
-            for field, names, what in (("x", inputs, "input"), ("y", targets, "target")):
-                value = getattr(source, field)
-                if isinstance(value, str):
-                    if len(names) > 1:
-                        yield doc.issue(
-                            (*loc, field), f"one array for {len(names)} {what}s: map each {what} to an array name"
-                        )
-                elif set(value) != set(names):
-                    yield doc.issue((*loc, field), f"maps {sorted(value)}, the {what}s are {sorted(names)}")
+            yield from _array_names(doc, loc, source, inputs, targets)
         if source.type == "tfrecord":
-            for name in inputs + targets:
-                if name not in source.features:
-                    yield doc.issue(
-                        (*loc, "features"),
-                        f"no feature describes `{name}`{catalog.did_you_mean(name, source.features)}",
-                    )
-        if source.type == "tfrecord" and spec.data.validation_split is not None and loc[1] == "train":
+            yield from _tfrecord_source(spec, doc, loc, source, inputs + targets)
+
+
+def _array_names(doc: Located, loc: Loc, source, inputs: list[str], targets: list[str]) -> Iterator[SpecIssue]:
+    """An npz or tfds source's `x` and `y` name one array per input and per target."""
+    for field, names, what in (("x", inputs, "input"), ("y", targets, "target")):
+        value = getattr(source, field)
+        if isinstance(value, str):
+            if len(names) > 1:
+                yield doc.issue((*loc, field), f"one array for {len(names)} {what}s: map each {what} to an array name")
+        elif set(value) != set(names):
+            yield doc.issue((*loc, field), f"maps {sorted(value)}, the {what}s are {sorted(names)}")
+
+
+def _tfrecord_source(spec: Spec, doc: Located, loc: Loc, source, names: list[str]) -> Iterator[SpecIssue]:
+    """A tfrecord source describes every input and target, and is split by files, not by rows."""
+    for name in names:
+        if name not in source.features:
             yield doc.issue(
-                ("data", "validation_split"),
-                "`validation_split` needs an in-memory source; give `data.validation` for tfrecord files",
+                (*loc, "features"),
+                f"no feature describes `{name}`{catalog.did_you_mean(name, source.features)}",
             )
-        if source.type == "tfrecord" and spec.data.test_split is not None and loc[1] == "train":
+    if loc[1] != "train":
+        return
+    for split, section in (("validation_split", "validation"), ("test_split", "test")):
+        if getattr(spec.data, split) is not None:
             yield doc.issue(
-                ("data", "test_split"), "`test_split` needs an in-memory source; give `data.test` for tfrecord files"
+                ("data", split), f"`{split}` needs an in-memory source; give `data.{section}` for tfrecord files"
             )
 
 
@@ -324,34 +330,54 @@ def _lookups_under_xla(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 
 
 def _training_control(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    multi_replica = spec.strategy.type in ("mirrored", "multi_worker_mirrored")
+    yield from _clipping_per_replica(spec, doc)
+    yield from _learning_rate_written(spec, doc)
+    if spec.debug.check_numerics and spec.train.jit_compile is True:
+        yield doc.issue(
+            ("debug", "check_numerics"), "check_numerics runs outside XLA: set `train.jit_compile` to auto or false"
+        )
+    if spec.train.reduce_on_plateau is not None:
+        loc = ("train", "reduce_on_plateau", "monitor")
+        yield from _monitor(spec, doc, loc, spec.train.reduce_on_plateau.monitor)
+    yield from _batching(spec, doc)
+
+
+def _clipping_per_replica(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    """Keras's own clipping arguments clip each replica's gradients: wrong under more than one replica."""
+    if spec.strategy.type not in ("mirrored", "multi_worker_mirrored"):
+        return
     for arg in ("clipnorm", "global_clipnorm", "clipvalue"):
-        if arg in spec.optimizer.args and multi_replica:
+        if arg in spec.optimizer.args:
             yield doc.issue(
                 ("optimizer", arg),
                 f"Keras applies `{arg}` to each replica's gradients before they are summed, so under "
                 f"`{spec.strategy.type}` it clips the wrong thing; use `train.gradient_clipping`",
                 key=True,
             )
+
+
+def _learning_rate_written(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    """Warm-up and reduce-on-plateau change a learning rate the spec writes out."""
     train = spec.train
     if (train.warmup or train.reduce_on_plateau) and "learning_rate" not in spec.optimizer.args:
         field = "warmup" if train.warmup else "reduce_on_plateau"
         yield doc.issue(("train", field), f"`{field}` needs the optimizer's `learning_rate` written out")
-    if spec.debug.check_numerics and train.jit_compile is True:
+
+
+def _monitor(spec: Spec, doc: Located, loc: Loc, monitor: str) -> Iterator[SpecIssue]:
+    """A monitored value is one the history logs (else it silently tracks nothing)."""
+    keys = history_keys(spec)
+    if monitor.startswith("val_") and not has_validation(spec):
+        yield doc.issue(loc, f"`{monitor}` needs validation data: add `data.validation` or `data.validation_split`")
+    elif monitor not in keys:
         yield doc.issue(
-            ("debug", "check_numerics"), "check_numerics runs outside XLA: set `train.jit_compile` to auto or false"
+            loc,
+            f"`{monitor}` is not logged by this run{catalog.did_you_mean(monitor, keys)} (logged: {', '.join(keys)})",
         )
-    if train.reduce_on_plateau is not None:
-        monitor = train.reduce_on_plateau.monitor
-        keys = history_keys(spec)
-        loc = ("train", "reduce_on_plateau", "monitor")
-        if monitor.startswith("val_") and not has_validation(spec):
-            yield doc.issue(loc, f"`{monitor}` needs validation data: add `data.validation` or `data.validation_split`")
-        elif monitor not in keys:
-            yield doc.issue(
-                loc,
-                f"`{monitor}` is not logged by this run{catalog.did_you_mean(monitor, keys)} (logged: {', '.join(keys)})",
-            )
+
+
+def _batching(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    """Variable-length examples are padded or bucketed, one way, by a named input."""
     pipeline = spec.data.train
     if pipeline.padded_batch and pipeline.bucket_by_sequence_length:
         yield doc.issue(
@@ -359,24 +385,29 @@ def _training_control(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
             "give `padded_batch` or `bucket_by_sequence_length`, not both (buckets pad too)",
         )
     bucket = pipeline.bucket_by_sequence_length
-    if bucket is not None and bucket.input is None and len(spec.model.inputs) > 1:
-        yield doc.issue(
-            ("data", "train", "bucket_by_sequence_length"), "name the `input` whose length buckets examples"
-        )
-    if bucket is not None and bucket.input is not None and bucket.input not in spec.model.inputs:
-        yield doc.issue(
-            ("data", "train", "bucket_by_sequence_length", "input"),
-            f"`{bucket.input}` is not an input{catalog.did_you_mean(bucket.input, spec.model.inputs)}",
-        )
-    if bucket is not None and train.gradient_accumulation_steps > 1:
-        yield doc.issue(
-            ("train", "gradient_accumulation_steps"), "accumulation splits equal micro-batches; buckets vary in size"
-        )
+    if bucket is not None:
+        yield from _bucketing(spec, doc, bucket)
     variable = [name for name, item in {**spec.model.inputs, **spec.targets}.items() if None in item.shape]
     if variable and not (pipeline.padded_batch or bucket):
         yield doc.issue(
             ("data", "train"),
             f"`{variable[0]}` has a variable-length (null) dimension: add `padded_batch` or `bucket_by_sequence_length`",
+        )
+
+
+def _bucketing(spec: Spec, doc: Located, bucket) -> Iterator[SpecIssue]:
+    if bucket.input is None and len(spec.model.inputs) > 1:
+        yield doc.issue(
+            ("data", "train", "bucket_by_sequence_length"), "name the `input` whose length buckets examples"
+        )
+    if bucket.input is not None and bucket.input not in spec.model.inputs:
+        yield doc.issue(
+            ("data", "train", "bucket_by_sequence_length", "input"),
+            f"`{bucket.input}` is not an input{catalog.did_you_mean(bucket.input, spec.model.inputs)}",
+        )
+    if spec.train.gradient_accumulation_steps > 1:
+        yield doc.issue(
+            ("train", "gradient_accumulation_steps"), "accumulation splits equal micro-batches; buckets vary in size"
         )
 
 
@@ -417,47 +448,56 @@ def _precision(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 
 def _early_stopping(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     """Every tracker's `monitor` names a value the history logs (else it silently tracks nothing)."""
-    keep_best = spec.checkpoint.keep_best
     monitors = [
         (("train", "early_stopping", "monitor"), spec.train.early_stopping),
-        (("checkpoint", "keep_best", "monitor"), keep_best),
+        (("checkpoint", "keep_best", "monitor"), spec.checkpoint.keep_best),
     ]
-    keys = history_keys(spec)
     for loc, tracker in monitors:
-        if tracker is None:
-            continue
-        if tracker.monitor.startswith("val_") and not has_validation(spec):
-            yield doc.issue(
-                loc, f"`{tracker.monitor}` needs validation data: add `data.validation` or `data.validation_split`"
-            )
-        elif tracker.monitor not in keys:
-            yield doc.issue(
-                loc,
-                f"`{tracker.monitor}` is not logged by this run{catalog.did_you_mean(tracker.monitor, keys)} (logged: {', '.join(keys)})",
-            )
+        if tracker is not None:
+            yield from _monitor(spec, doc, loc, tracker.monitor)
 
 
 def _literal_arguments(spec: Spec, section: str) -> Iterator[tuple[Loc, dict[str, Any]]]:
     """(location, arguments) of a section's free-form arguments: Keras objects' and kwargs."""
-    if section == "model":
-        yield from ((loc, layer.args) for loc, layer in model_items(spec))
-        yield ("model", "kwargs"), spec.model.kwargs
-    elif section == "data":
-        for field in ("preprocess", "augment"):
-            layers = located_items(getattr(spec.data.train, field), ("data", "train", field))
-            yield from ((loc, layer.args) for loc, layer in layers)
-        for loc, source in _sources(spec):
-            if source.type == "python":
-                yield (*loc, "kwargs"), source.kwargs
-    elif section == "losses":
-        for output, loss in spec.losses.items():
-            yield ("losses", output), loss.args
-    elif section == "metrics":
-        for output, metrics in spec.metrics.items():
-            for i, metric in enumerate(metrics):
-                yield ("metrics", output, i), metric.args
-    elif section == "optimizer":
-        yield ("optimizer",), spec.optimizer.args
+    return LITERAL_ARGUMENTS[section](spec)
+
+
+def _model_arguments(spec: Spec) -> Iterator[tuple[Loc, dict[str, Any]]]:
+    yield from ((loc, layer.args) for loc, layer in model_items(spec))
+    yield ("model", "kwargs"), spec.model.kwargs
+
+
+def _data_arguments(spec: Spec) -> Iterator[tuple[Loc, dict[str, Any]]]:
+    for field in ("preprocess", "augment"):
+        layers = located_items(getattr(spec.data.train, field), ("data", "train", field))
+        yield from ((loc, layer.args) for loc, layer in layers)
+    for loc, source in _sources(spec):
+        if source.type == "python":
+            yield (*loc, "kwargs"), source.kwargs
+
+
+def _loss_arguments(spec: Spec) -> Iterator[tuple[Loc, dict[str, Any]]]:
+    for output, loss in spec.losses.items():
+        yield ("losses", output), loss.args
+
+
+def _metric_arguments(spec: Spec) -> Iterator[tuple[Loc, dict[str, Any]]]:
+    for output, metrics in spec.metrics.items():
+        for i, metric in enumerate(metrics):
+            yield ("metrics", output, i), metric.args
+
+
+def _optimizer_arguments(spec: Spec) -> Iterator[tuple[Loc, dict[str, Any]]]:
+    yield ("optimizer",), spec.optimizer.args
+
+
+LITERAL_ARGUMENTS = {
+    "model": _model_arguments,
+    "data": _data_arguments,
+    "losses": _loss_arguments,
+    "metrics": _metric_arguments,
+    "optimizer": _optimizer_arguments,
+}
 
 
 def _finite(section: str):
@@ -498,5 +538,5 @@ CHECKS = (
     *STRING_CHECKS,
     *SCRIPT_CHECKS,
     *WEIGHT_CHECKS,
-    *((_finite(section), {section}) for section in ("model", "data", "losses", "metrics", "optimizer")),
+    *((_finite(section), {section}) for section in LITERAL_ARGUMENTS),
 )

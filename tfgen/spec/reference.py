@@ -175,40 +175,66 @@ def type_text(node: dict[str, Any], walker: Walker) -> str:
     """A field's type in words, from its schema node."""
     found = walker.definition(node)
     if found:
-        name, model = found
-        if name in TYPE_NAMES:
-            return TYPE_NAMES[name]
-        if is_keras_object(model):
-            return "Keras object"
-        return "mapping"
+        return definition_text(*found)
     if "discriminator" in node:
         return "one of: " + ", ".join(f"`type: {key}`" for key in node["discriminator"]["mapping"])
     members = node.get("anyOf") or node.get("oneOf")
     if members:
-        parts = [type_text(member, walker) for member in members if member.get("type") != "null"]
-        if any(member.get("type") == "null" for member in members):
-            parts.append("null")
-        return " or ".join(dict.fromkeys(parts))
+        return union_text(members, walker)
     if "enum" in node:
         return " or ".join(f"`{value}`" for value in node["enum"])
     if "const" in node:
         return f"`{node['const']}`"
     kind = node.get("type")
-    if kind == "array":
-        items = node.get("items", {})
-        text = f"list of {grouped(type_text(items, walker))}" if items else "list"
-        return text + (f" (at least {node['minItems']})" if "minItems" in node else "")
-    if kind == "object":
-        values = node.get("additionalProperties")
-        text = f"mapping of name to {grouped(type_text(values, walker))}" if isinstance(values, dict) else "mapping"
-        return text + (f" (at least {node['minProperties']})" if "minProperties" in node else "")
-    if kind in ("integer", "number"):
-        return kind + bounds_text(node)
-    if kind == "string":
-        if "pattern" in node:
-            return f"string matching `{node['pattern']}`"
-        return "non-empty string" if node.get("minLength") == 1 else "string"
+    if kind in KIND_TEXT:
+        return KIND_TEXT[kind](node, walker)
     return kind or "any value"
+
+
+def definition_text(name: str, model: dict[str, Any]) -> str:
+    """A named model's type: its own words, a Keras object, or a mapping."""
+    if name in TYPE_NAMES:
+        return TYPE_NAMES[name]
+    return "Keras object" if is_keras_object(model) else "mapping"
+
+
+def union_text(members: list[dict[str, Any]], walker: Walker) -> str:
+    """Each member's type once, joined by "or", null last."""
+    parts = [type_text(member, walker) for member in members if member.get("type") != "null"]
+    if any(member.get("type") == "null" for member in members):
+        parts.append("null")
+    return " or ".join(dict.fromkeys(parts))
+
+
+def list_text(node: dict[str, Any], walker: Walker) -> str:
+    items = node.get("items", {})
+    text = f"list of {grouped(type_text(items, walker))}" if items else "list"
+    return text + (f" (at least {node['minItems']})" if "minItems" in node else "")
+
+
+def mapping_text(node: dict[str, Any], walker: Walker) -> str:
+    values = node.get("additionalProperties")
+    text = f"mapping of name to {grouped(type_text(values, walker))}" if isinstance(values, dict) else "mapping"
+    return text + (f" (at least {node['minProperties']})" if "minProperties" in node else "")
+
+
+def number_text(node: dict[str, Any], walker: Walker) -> str:
+    return node["type"] + bounds_text(node)
+
+
+def string_text(node: dict[str, Any], walker: Walker) -> str:
+    if "pattern" in node:
+        return f"string matching `{node['pattern']}`"
+    return "non-empty string" if node.get("minLength") == 1 else "string"
+
+
+KIND_TEXT = {  # a JSON Schema `type` in words
+    "array": list_text,
+    "object": mapping_text,
+    "integer": number_text,
+    "number": number_text,
+    "string": string_text,
+}
 
 
 def grouped(text: str) -> str:

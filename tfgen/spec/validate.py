@@ -191,50 +191,66 @@ def _check_layer_item(doc: Located, node: Any, kind: str, loc: Loc):
 def _check_keras(doc: Located, node: Any, kind: str, loc: Loc, reserved: tuple[str, ...] = ()):
     """Check one Keras object's class and arguments; `reserved` are the keys tfgen reads itself
     (only a spec item's own, never a nested object's: those are all constructor arguments)."""
-    if isinstance(node, str):
-        name, args, type_loc = node, {}, loc
-    elif isinstance(node, dict) and isinstance(node.get("type"), str):
-        name, type_loc = node["type"], (*loc, "type")
-        args = {k: v for k, v in node.items() if k != "type" and k not in reserved}
-    else:
+    item = _keras_item(node, loc, reserved)
+    if item is None:
         return  # the structural validation reports it
+    name, args, type_loc = item
     if is_custom(name):
         yield from _check_custom(doc, name, args, kind, loc, type_loc)
         return
     known = catalog.classes(kind)
-    noun = catalog.KIND_NOUN[kind]
     if name not in known:
-        elsewhere = [k for k in catalog.KIND_NOUN if name in catalog.classes(k)]
-        if elsewhere:
-            article = "an" if noun[0] in "aeiou" else "a"
-            message = f"`{name}` is a Keras {catalog.KIND_NOUN[elsewhere[0]]}, not {article} {noun}"
-        else:
-            message = f"unknown Keras {noun} `{name}`{catalog.did_you_mean(name, known)}"
-        yield doc.issue(type_loc, message)
+        yield doc.issue(type_loc, _unknown_class(name, kind, known))
         return
     entry = known[name]
     for arg, value in args.items():
-        arg_loc = (*loc, arg)
-        if arg in OWNED_ARGUMENTS.get(kind, {}):
-            yield doc.issue(arg_loc, OWNED_ARGUMENTS[kind][arg], key=True)
-        elif arg not in entry["params"]:
-            yield doc.issue(
-                arg_loc, f"`{name}` has no argument `{arg}`{catalog.did_you_mean(str(arg), entry['params'])}", key=True
-            )
-        elif (problem := catalog.type_error(kind, name, str(arg), value)) is not None:
-            hint = f'; your own class is written `{{type: "{value}"}}`' if is_custom(value) else ""
-            yield doc.issue(arg_loc, problem + hint)
-        elif isinstance(value, dict) and "type" in value:
-            inner = catalog.nested_kind(str(arg), str(value["type"]))
-            if inner is None:
-                yield doc.issue((*arg_loc, "type"), f"`{value['type']}` is not a Keras class that `{arg}` takes")
-            else:
-                yield from _check_keras(doc, value, inner, arg_loc)
+        yield from _check_argument(doc, name, entry, kind, (*loc, arg), value)
     for required in entry["required"]:
         if required not in args:
             yield doc.issue(loc, f"`{name}` needs the argument `{required}`")
     if kind == "metrics" and entry.get("default_name") is None and "name" not in args:
         yield doc.issue(loc, f"give `{name}` a `name`: it is the metric's key in the history")
+
+
+def _keras_item(node: Any, loc: Loc, reserved: tuple[str, ...]) -> tuple[str, dict, Loc] | None:
+    """(class name, constructor arguments, the class name's location) of a Keras object, written
+    as a bare class name or a mapping with `type`; None for anything else."""
+    if isinstance(node, str):
+        return node, {}, loc
+    if isinstance(node, dict) and isinstance(node.get("type"), str):
+        return node["type"], {k: v for k, v in node.items() if k != "type" and k not in reserved}, (*loc, "type")
+    return None
+
+
+def _unknown_class(name: str, kind: str, known: dict) -> str:
+    """Why `name` is not a class of `kind`: a class of another kind, or a likely misspelling."""
+    noun = catalog.KIND_NOUN[kind]
+    elsewhere = [k for k in catalog.KIND_NOUN if name in catalog.classes(k)]
+    if elsewhere:
+        article = "an" if noun[0] in "aeiou" else "a"
+        return f"`{name}` is a Keras {catalog.KIND_NOUN[elsewhere[0]]}, not {article} {noun}"
+    return f"unknown Keras {noun} `{name}`{catalog.did_you_mean(name, known)}"
+
+
+def _check_argument(doc: Located, name: str, entry: dict, kind: str, arg_loc: Loc, value: Any):
+    """One constructor argument: not one tfgen owns, one the class takes, of a type it takes;
+    a nested Keras object is checked in turn."""
+    arg = arg_loc[-1]
+    if arg in OWNED_ARGUMENTS.get(kind, {}):
+        yield doc.issue(arg_loc, OWNED_ARGUMENTS[kind][arg], key=True)
+    elif arg not in entry["params"]:
+        yield doc.issue(
+            arg_loc, f"`{name}` has no argument `{arg}`{catalog.did_you_mean(str(arg), entry['params'])}", key=True
+        )
+    elif (problem := catalog.type_error(kind, name, str(arg), value)) is not None:
+        hint = f'; your own class is written `{{type: "{value}"}}`' if is_custom(value) else ""
+        yield doc.issue(arg_loc, problem + hint)
+    elif isinstance(value, dict) and "type" in value:
+        inner = catalog.nested_kind(str(arg), str(value["type"]))
+        if inner is None:
+            yield doc.issue((*arg_loc, "type"), f"`{value['type']}` is not a Keras class that `{arg}` takes")
+        else:
+            yield from _check_keras(doc, value, inner, arg_loc)
 
 
 def _check_custom(doc: Located, name: str, args: dict, kind: str, loc: Loc, type_loc: Loc):

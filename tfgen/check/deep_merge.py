@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from tfgen.check.head_rules import _same_shape, _shape
+from tfgen.check.deep_heads import _same_shape, _shape
 from tfgen.generate.model_plan import MERGE_LAYERS
 from tfgen.spec.loader import Loc
 

@@ -11,7 +11,7 @@ from tfgen.errors import SpecIssue
 from tfgen.spec import catalog
 from tfgen.spec.loader import Loc, Located
 from tfgen.spec.models import Spec
-from tfgen.spec.tfds_checks import tfds_sources
+from tfgen.spec.tfds_rules import tfds_sources
 
 EXTRA = 'pip install "tfgen[tfds]"'
 

@@ -1,0 +1,25 @@
+"""Where a check lives, by its name: a static check (reads the spec only) is `tfgen/spec/<topic>_rules.py`,
+a deep one (imports Keras or reads data, `validate --deep`) is `tfgen/check/deep_<topic>.py`."""
+
+from __future__ import annotations
+
+from conftest import ROOT
+
+# tfgen/check's modules that are not one topic's deep check: the command each runs, and shared parts.
+CHECK_TOOLS = {"__init__", "deep", "smoke", "modules", "keras_import"}
+# Named before the scheme; renamed (deep_folders.py) once the runtime's move no longer edits it.
+NOT_YET_RENAMED = {"data_folders"}
+
+
+def _stems(folder: str) -> set[str]:
+    return {path.stem for path in (ROOT / "tfgen" / folder).glob("*.py")}
+
+
+def test_static_checks_are_named_topic_rules():
+    named_otherwise = {stem for stem in _stems("spec") if stem.endswith(("_check", "_checks", "_deep"))}
+    assert not named_otherwise, "a static check of spec/ is named <topic>_rules.py"
+
+
+def test_deep_checks_are_named_deep_topic():
+    named_otherwise = {stem for stem in _stems("check") - CHECK_TOOLS - NOT_YET_RENAMED if not stem.startswith("deep_")}
+    assert not named_otherwise, "a deep check of check/ is named deep_<topic>.py"
