@@ -8,7 +8,7 @@ from collections import Counter
 from typing import Any
 
 from tfgen.check.deep_heads import _same_shape, _shape
-from tfgen.generate.model_plan import MERGE_LAYERS
+from tfgen.generate.wiring import MERGE_LAYERS
 from tfgen.spec.loader import Loc
 
 
