@@ -36,20 +36,21 @@ from tfgen.check.deep_heads import (
     _squeezed,
     summary_table,
 )
-from tfgen.check.deep_merge import trunk_input
+from tfgen.check.deep_merge import merge
 from tfgen.check.deep_phases import phase_problems
 from tfgen.check.deep_strings import strings_misused
 from tfgen.check.deep_tfds import deep_tfds
 from tfgen.check.keras_import import import_keras
 from tfgen.check.modules import LookupFailed, import_function, lookup_path
 from tfgen.errors import SpecError
-from tfgen.generate.code import Adapted, adapted_arguments, application_call, float32_head, keras_call
+from tfgen.generate.code import application_call, keras_call
 from tfgen.generate.plan import optimizer_view
+from tfgen.generate.views import LineKind
+from tfgen.generate.wiring import Step, Wiring, model_wiring
 from tfgen.spec import catalog
 from tfgen.spec.loader import Loc, Located
 from tfgen.spec.models import KerasObject, Spec
 from tfgen.spec.models.applications import ApplicationSpec
-from tfgen.spec.models.model import Residual
 from tfgen.spec.names import output_names
 from tfgen.spec.script_rules import imported_references
 from tfgen.spec.support import ADAPTABLE
@@ -113,7 +114,7 @@ class _Deep:
         self.issues, self.warnings = [], []
         self.built: dict[Loc, Any] = {}  # each model layer item's layer (a backbone: its apply)
         self.graph_outputs: dict[str, Any] = {}  # a builder model's own output tensors, by name
-        self.adapted = Adapted()  # adapted layers named as the planner names them
+        self.wiring: Wiring | None = None  # the model as the script wires it (the planner's steps)
         self.preprocessed: Any = None  # the model input that `preprocess` gives (None: as declared)
 
     def fail(self, loc: Loc, message: str) -> None:
@@ -125,8 +126,11 @@ class _Deep:
 
     # --- constructing ------------------------------------------------------------------------
 
-    def construct(self, obj: KerasObject | dict, kind: str, loc: Loc, extra: dict[str, str] | None = None) -> Any:
-        """The object the script's constructor call builds (None, with an issue, if Keras refuses)."""
+    def construct(
+        self, obj: KerasObject | dict, kind: str, loc: Loc, extra: dict[str, str] | None = None, code: str | None = None
+    ) -> Any:
+        """The object the script's constructor call builds (None, with an issue, if Keras refuses):
+        `code`, the planner's call, else `keras_call(obj, kind, extra)`."""
         name, args = (obj["type"], obj) if isinstance(obj, dict) else (obj.type, obj.args)
         for arg, value in args.items():  # nested objects first, so an error names their own node
             if arg != "type" and isinstance(value, dict) and "type" in value:
@@ -137,7 +141,8 @@ class _Deep:
                 if self.construct(value, nested, (*loc, arg)) is None:
                     return None
         names = custom_names(self, obj, kind, loc)  # the user's own objects it names, imported
-        return None if names is None else self.evaluate(keras_call(obj, kind, extra), loc, name, **names)
+        code = code or keras_call(obj, kind, extra)
+        return None if names is None else self.evaluate(code, loc, name, **names)
 
     def evaluate(self, code: str, loc: Loc, name: str, **names: Any) -> Any:
         """Run one constructor call as the script writes it (the planner's text: validated class
@@ -156,20 +161,23 @@ class _Deep:
             self.fail(loc, f"{name}: {first_line(error)}")
             return None
 
-    def stack(self, items: list, x: Any, loc: Loc) -> Any:
-        """Apply a layer list as the script does (`{residual: [...]}` adds its input back). Every
-        layer is constructed even after one fails, so each constructor error is reported."""
-        for i, item in enumerate(items):
-            if isinstance(item, Residual):
-                shortcut = x
-                x = self.stack(item.residual, x, (*loc, i, "residual"))
-                if x is not None:
-                    x = self.apply(self.keras.layers.Add(), [shortcut, x], (*loc, i), "residual: Add")
-                continue
-            layer = self.built[(*loc, i)] = self.layer(item, (*loc, i))
-            x = self.no_strings(item, x, (*loc, i))
-            x = None if layer is None or x is None else self.apply(layer, x, (*loc, i), item.type)
-        return x
+    def step(self, step: Step, tensors: dict[str, Any]) -> Any:
+        """The tensor one step of the planner's wiring assigns, as the script's line computes it
+        (None: it, or a step before it, failed; each failure is reported once, at its step). Every
+        layer is constructed even after a step before it failed, so each constructor error is reported."""
+        sources = [tensors.get(source) for source in step.sources]
+        if step.kind is LineKind.ALIAS:
+            return sources[0]
+        if step.kind is LineKind.ADD:
+            shortcut, x = tensors.get(step.shortcut), sources[0]
+            if shortcut is None or x is None:
+                return None
+            return self.apply(self.keras.layers.Add(), [shortcut, x], step.loc, "residual: Add")
+        if step.item is None:  # the inputs' merge
+            return merge(self, step, dict(zip(self.wiring.ends, sources, strict=True)))
+        layer = self.built[step.loc] = self.layer(step.item, step.loc, step.code)
+        x = self.no_strings(step.item, sources[0], step.loc)
+        return None if layer is None or x is None else self.apply(layer, x, step.loc, step.item.type)
 
     def no_strings(self, item: KerasObject, x: Any, loc: Loc) -> Any:
         """`x`, or None with an issue where strings reach a layer that cannot take them."""
@@ -178,10 +186,12 @@ class _Deep:
             self.fail(loc, why)
         return None if why else x
 
-    def layer(self, item: KerasObject, loc: Loc) -> Any:
+    def layer(self, item: KerasObject, loc: Loc, code: str | None = None) -> Any:
+        """The layer of `item` as `code` (its constructor call, as the planner wrote it for the
+        script) builds it; None, with an issue, if it cannot be built."""
         if isinstance(item, ApplicationSpec):
             rt = deep_runtime(lambda message: self.warn(loc, f"{item.type}: {message}"))
-            return self.evaluate(application_call(item), loc, item.type, rt=rt)
+            return self.evaluate(code or application_call(item), loc, item.type, rt=rt)
         stats = ADAPTABLE.get(item.type)
         adapted = getattr(item, "adapt_batches", None)
         if stats and not any(arg in item.args for arg in stats) and not adapted:
@@ -193,8 +203,7 @@ class _Deep:
                 f"before training, or give {them}",
             )
             return None
-        extra = adapted_arguments(item, self.adapted, self.spec.precision != "float32")
-        return self.construct(item, "layers", loc, extra)
+        return self.construct(item, "layers", loc, code=code)
 
     # --- the run ---------------------------------------------------------------------------
 
@@ -271,21 +280,20 @@ class _Deep:
         return x
 
     def layer_model(self):
-        spec, keras = self.spec, self.keras
+        """The model as the script's `build_model` wires it: the planner's steps, walked."""
+        spec = self.spec
+        wiring = self.wiring = model_wiring(spec, output_names(spec))
         inputs = self.inputs()
-        x = self.stack(spec.model.layers, trunk_input(self, inputs), ("model", "layers"))
-        outputs = {}
-        for name in output_names(spec):
-            head = list(spec.model.outputs[name])
-            if spec.precision != "float32":
-                head = float32_head(head)  # as the script: the last layer computes in float32
-            out = self.stack(head, x, ("model", "outputs", name))
-            if out is not None:
-                outputs[name] = out
+        tensors = {wiring.inputs[name]: tensor for name, tensor in inputs.items()}
+        for step in wiring.steps():
+            tensors[step.target] = self.step(step, tensors)
+        outputs = {
+            name: tensors[wiring.output(name)] for name in wiring.heads if tensors[wiring.output(name)] is not None
+        }
         if len(outputs) < len(spec.model.outputs):
             return None, outputs
         try:
-            return keras.Model(inputs=inputs, outputs=outputs, name=spec.name), outputs
+            return self.keras.Model(inputs=inputs, outputs=outputs, name=spec.name), outputs
         except Exception as error:
             self.fail(("model",), f"Model: {first_line(error)}")
             return None, outputs
