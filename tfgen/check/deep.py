@@ -45,8 +45,7 @@ from tfgen.check.modules import LookupFailed, import_function, lookup_path
 from tfgen.errors import SpecError
 from tfgen.generate.code import application_call, keras_call
 from tfgen.generate.plan import optimizer_view
-from tfgen.generate.views import LineKind
-from tfgen.generate.wiring import Step, Wiring, model_wiring
+from tfgen.generate.wiring import Role, Step, Wiring, model_wiring
 from tfgen.spec import catalog
 from tfgen.spec.loader import Loc, Located
 from tfgen.spec.models import KerasObject, Spec
@@ -166,18 +165,20 @@ class _Deep:
         (None: it, or a step before it, failed; each failure is reported once, at its step). Every
         layer is constructed even after a step before it failed, so each constructor error is reported."""
         sources = [tensors.get(source) for source in step.sources]
-        if step.kind is LineKind.ALIAS:
-            return sources[0]
-        if step.kind is LineKind.ADD:
+        if step.role is Role.LAYER:
+            layer = self.built[step.loc] = self.layer(step.item, step.loc, step.code)
+            x = self.no_strings(step.item, sources[0], step.loc)
+            return None if layer is None or x is None else self.apply(layer, x, step.loc, step.item.type)
+        if step.role is Role.MERGE:
+            return merge(self, step, dict(zip(self.wiring.ends, sources, strict=True)))
+        if step.role is Role.ADD:
             shortcut, x = tensors.get(step.shortcut), sources[0]
             if shortcut is None or x is None:
                 return None
             return self.apply(self.keras.layers.Add(), [shortcut, x], step.loc, "residual: Add")
-        if step.item is None:  # the inputs' merge
-            return merge(self, step, dict(zip(self.wiring.ends, sources, strict=True)))
-        layer = self.built[step.loc] = self.layer(step.item, step.loc, step.code)
-        x = self.no_strings(step.item, sources[0], step.loc)
-        return None if layer is None or x is None else self.apply(layer, x, step.loc, step.item.type)
+        if step.role is Role.PREPROCESSED:
+            return self.preprocessed_input(sources[0])
+        return sources[0]  # an alias
 
     def no_strings(self, item: KerasObject, x: Any, loc: Loc) -> Any:
         """`x`, or None with an issue where strings reach a layer that cannot take them."""
@@ -216,6 +217,7 @@ class _Deep:
         self.issues += deep_tfds(self.doc, spec)
         for loc, message in csv_problems(spec):
             self.fail(loc, message)
+        self.wiring = model_wiring(spec, output_names(spec))
         self.preprocessing()
         if spec.precision != "float32":
             keras.mixed_precision.set_global_policy(spec.precision)
@@ -237,15 +239,25 @@ class _Deep:
             self.fail(loc, str(error))
             return None
 
+    def declared(self) -> dict[str, Any]:
+        """The model's inputs as the spec declares them (`INPUTS` in the script)."""
+        return {k: self.keras.Input(tuple(f.shape), dtype=f.dtype, name=k) for k, f in self.spec.model.inputs.items()}
+
     def inputs(self) -> dict[str, Any]:
-        """The model's inputs as the script makes them: declared, but the one `preprocess` maps
-        is what its layers give."""
-        inputs = {k: self.keras.Input(tuple(f.shape), dtype=f.dtype, name=k) for k, f in self.spec.model.inputs.items()}
-        if self.preprocessed is not None:
-            name = next(iter(inputs))
-            shape, dtype = tuple(self.preprocessed.shape[1:]), self.preprocessed.dtype
-            inputs[name] = self.keras.Input(shape, dtype=dtype, name=name)
+        """The inputs a builder's model is called on: declared, but the one `preprocess` maps is
+        what its layers give (the batches it is fed)."""
+        inputs = self.declared()
+        name = next(iter(inputs))
+        inputs[name] = self.preprocessed_input(inputs[name])
         return inputs
+
+    def preprocessed_input(self, declared: Any) -> Any:
+        """The script's `preprocessed(...)`: an input of what the preprocessing layers give (the
+        declared input when there are none, or they failed: reported there)."""
+        if self.preprocessed is None:
+            return declared
+        shape, dtype = tuple(self.preprocessed.shape[1:]), self.preprocessed.dtype
+        return self.keras.Input(shape, dtype=dtype, name=next(iter(self.spec.model.inputs)))
 
     def preprocessing(self) -> None:
         """The preprocessing then augmentation layers, applied to the input they map as the
@@ -256,11 +268,11 @@ class _Deep:
             return
         name, declared = next(iter(self.spec.model.inputs.items()))
         x = self.keras.Input(tuple(declared.shape), dtype=declared.dtype, name=name)
-        x = self.mapped(train.preprocess, x, "preprocess", training=False)
+        x = self.mapped(self.wiring.pipeline["preprocess"], x, training=False)
         if train.preprocess and x is not None:
             self.preprocessed = x
         given = x
-        x = self.mapped(train.augment, x, "augment", training=True)
+        x = self.mapped(self.wiring.pipeline["augment"], x, training=True)
         if x is not None and given is not None and not _same_shape(tuple(x.shape[1:]), tuple(given.shape[1:])):
             side = "the preprocessed input" if train.preprocess else f"the declared input `{name}`"
             self.fail(
@@ -270,23 +282,26 @@ class _Deep:
                 "keep the shape)",
             )
 
-    def mapped(self, items: list, x: Any, group: str, training: bool) -> Any:
-        """`x` through one group of the pipeline's layers (`preprocess` or `augment`)."""
-        for i, item in enumerate(items):
-            loc = ("data", "train", group, i)
-            layer = self.layer(item, loc)
-            x = self.no_strings(item, x, loc)
-            x = None if layer is None or x is None else self.apply(layer, x, loc, item.type, training=training)
+    def mapped(self, steps: list[Step], x: Any, training: bool) -> Any:
+        """`x` through one group of the pipeline's layers (`preprocess` or `augment`), each built
+        from the planner's call for the script's layer list."""
+        for step in steps:
+            layer = self.layer(step.item, step.loc, step.code)
+            x = self.no_strings(step.item, x, step.loc)
+            x = (
+                None
+                if layer is None or x is None
+                else self.apply(layer, x, step.loc, step.item.type, training=training)
+            )
         return x
 
     def layer_model(self):
         """The model as the script's `build_model` wires it: the planner's steps, walked."""
-        spec = self.spec
-        wiring = self.wiring = model_wiring(spec, output_names(spec))
-        inputs = self.inputs()
-        tensors = {wiring.inputs[name]: tensor for name, tensor in inputs.items()}
+        spec, wiring = self.spec, self.wiring
+        tensors = {wiring.inputs[name]: tensor for name, tensor in self.declared().items()}
         for step in wiring.steps():
             tensors[step.target] = self.step(step, tensors)
+        inputs = {name: tensors[variable] for name, variable in wiring.inputs.items()}
         outputs = {
             name: tensors[wiring.output(name)] for name in wiring.heads if tensors[wiring.output(name)] is not None
         }

@@ -44,6 +44,7 @@ def model_view(spec: Spec, wiring: Wiring, outputs: list[OutputView]) -> ModelVi
         builder_kwargs=keywords(spec.model.kwargs),
         branches=branch_views(wiring),
         start=wiring.start.line(),
+        preprocessed=wiring.preprocessed.line() if wiring.preprocessed else None,
         merge_comment=_merge_comment(spec) if len(spec.model.inputs) > 1 else None,
         trunk=[step.line() for step in wiring.trunk],
         outputs=outputs,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from tfgen.generate.code import Adapted, argument, keras_call, keywords, literal
+from tfgen.generate.code import argument, keras_call, keywords, literal
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit, strings_reason
 from tfgen.generate.folder_plan import folder_description, folder_source
 from tfgen.generate.identity import data_files, source_files, state_sha256
@@ -77,7 +77,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
         epochs=spec.train.epochs,
         inputs=[_field(n, i.shape, i.dtype, _input_classes(i)) for n, i in spec.model.inputs.items()],
         targets=[_field(n, t.shape, t.dtype, t.class_count, t.class_names) for n, t in spec.targets.items()],
-        data=_data(spec, wiring.adapted),
+        data=_data(spec, wiring),
         model=model_view(spec, wiring, outputs),
         optimizer=optimizer_view(spec),
         precision=PrecisionView(
@@ -185,7 +185,7 @@ def _source(source, part: Part, spec: Spec | None = None) -> SourceView:
     return tfds_view(source, part) if kind is SourceType.TFDS else SourceView(kind, part)  # synthetic: drawn
 
 
-def _data(spec: Spec, adapted: Adapted) -> DataView:
+def _data(spec: Spec, wiring: Wiring) -> DataView:
     train, validation = spec.data.train, spec.data.validation
     validation_batch = (validation.batch_size if validation else None) or train.batch_size
     if train.bucket_by_sequence_length:
@@ -220,9 +220,9 @@ def _data(spec: Spec, adapted: Adapted) -> DataView:
         }
         if bucket
         else None,
-        preprocess=[keras_call(layer, "layers") for layer in train.preprocess],
-        augment=[keras_call(layer, "layers") for layer in train.augment],
-        augment_optional=bool(adapted.batches and train.augment),
+        preprocess=[step.code for step in wiring.pipeline["preprocess"]],
+        augment=[step.code for step in wiring.pipeline["augment"]],
+        augment_optional=bool(wiring.adapted.batches and train.augment),
         layer_input=next(iter(spec.model.inputs)),
         placement=resolve_in_memory(spec),
         shard_policy=shard_policy,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from tfgen.generate.code import Adapted, adapted_arguments, application_call, float32_head, keras_call, literal
@@ -21,13 +22,31 @@ from tfgen.spec.models.model import Residual
 MERGE_LAYERS = {"concatenate": "Concatenate", "add": "Add", "average": "Average", "multiply": "Multiply"}
 
 
+class Role(Enum):
+    """What a step does (its line's kind: LINE_KINDS)."""
+
+    ALIAS = "alias"  # `target = source`: a residual block keeping its input, or the trunk's start
+    LAYER = "layer"  # `target = code(source)`: a layer item of the spec
+    MERGE = "merge"  # `target = code([sources])`: the inputs' (or branches') merge
+    ADD = "add"  # `target = Add()([shortcut, source])`: a residual block closing
+    PREPROCESSED = "preprocessed"  # `target = preprocessed(source)`: the input the preprocessing layers give
+
+
+LINE_KINDS = {
+    Role.ALIAS: LineKind.ALIAS,
+    Role.LAYER: LineKind.LAYER,
+    Role.MERGE: LineKind.LAYER,
+    Role.ADD: LineKind.ADD,
+    Role.PREPROCESSED: LineKind.LAYER,
+}
+
+
 @dataclass(frozen=True)
 class Step:
-    """One line of `build_model`: assigns `target` from `sources` (variables of the script).
-    ALIAS: `target = source`; LAYER: `target = code(source)` (a merge: several sources, as a
-    list); ADD: `target = Add()([shortcut, source])`, a residual block closing."""
+    """One line of `build_model` (see Role): assigns `target` from `sources` (variables of the
+    script); a pipeline layer's step (`Wiring.pipeline`) is one entry of its layer list."""
 
-    kind: LineKind
+    role: Role
     target: str
     sources: tuple[str, ...]
     loc: Loc = ()  # the spec field the step comes from (a residual's ADD: the block's)
@@ -41,7 +60,9 @@ class Step:
         return self.sources[0] if len(self.sources) == 1 else f"[{', '.join(self.sources)}]"
 
     def line(self) -> LayerLine:
-        return LayerLine(self.kind, target=self.target, source=self.source, code=self.code, shortcut=self.shortcut)
+        return LayerLine(
+            LINE_KINDS[self.role], target=self.target, source=self.source, code=self.code, shortcut=self.shortcut
+        )
 
 
 @dataclass
@@ -49,6 +70,9 @@ class Wiring:
     """The model of a spec without a builder, in the order the script applies it."""
 
     inputs: dict[str, str]  # input name -> its variable (`inputs['x']`)
+    # `data.train.preprocess` and `augment`: each layer's step (an entry of the pipeline's layer list)
+    pipeline: dict[str, list[Step]]
+    preprocessed: Step | None  # the input the preprocessing layers give replaces the declared one
     branches: dict[str, list[Step]]  # branched input -> its steps, in the inputs' order
     ends: dict[str, str]  # input name -> the variable the trunk starts from (its branch's, or the input)
     start: Step  # assigns the trunk's `x`: the one input or branch, or the merge of several
@@ -57,6 +81,9 @@ class Wiring:
     adapted: Adapted = field(default_factory=Adapted)
 
     def steps(self) -> Iterator[Step]:
+        """The steps of `build_model`, in its order."""
+        if self.preprocessed is not None:
+            yield self.preprocessed
         for steps in self.branches.values():
             yield from steps
         yield self.start
@@ -92,15 +119,36 @@ def model_wiring(spec: Spec, output_names: list[str]) -> Wiring:
             head = float32_head(head)  # the last layer computes in float32 (losses never run in float16)
         wire = Wire(adapted, mixed, source="x", variable="h", result=f"outputs[{literal(name)}]")
         heads[name] = wire.stack(head, ("model", "outputs", name))
-    return Wiring(inputs, branches, ends, _start(spec, ends), trunk, heads, adapted)
+    pipeline, preprocessed = _pipeline(spec, inputs)
+    return Wiring(inputs, pipeline, preprocessed, branches, ends, _start(spec, ends), trunk, heads, adapted)
+
+
+PIPELINE = ("preprocess", "augment")  # the training pipeline's layer groups, in the order they run
+
+
+def _pipeline(spec: Spec, inputs: dict[str, str]) -> tuple[dict[str, list[Step]], Step | None]:
+    """The pipeline's layers, applied to the first input, and the step that makes the model's input
+    what the preprocessing layers give (None: no preprocessing)."""
+    train, variable = spec.data.train, next(iter(inputs.values()))
+    pipeline = {
+        group: [
+            Step(Role.LAYER, variable, (variable,), ("data", "train", group, i), item, keras_call(item, "layers"))
+            for i, item in enumerate(getattr(train, group))
+        ]
+        for group in PIPELINE
+    }
+    if not train.preprocess:
+        return pipeline, None
+    loc = ("data", "train", "preprocess")
+    return pipeline, Step(Role.PREPROCESSED, variable, (variable,), loc, code="preprocessed")
 
 
 def _start(spec: Spec, ends: dict[str, str]) -> Step:
     sources = tuple(ends.values())
     if len(sources) == 1:
-        return Step(LineKind.ALIAS, target="x", sources=sources)
+        return Step(Role.ALIAS, target="x", sources=sources)
     code = f"keras.layers.{MERGE_LAYERS[spec.model.merge]}()"
-    return Step(LineKind.LAYER, target="x", sources=sources, loc=("model", "merge"), code=code)
+    return Step(Role.MERGE, target="x", sources=sources, loc=("model", "merge"), code=code)
 
 
 @dataclass
@@ -118,14 +166,14 @@ class Wire:
     def stack(self, items: list, loc: Loc) -> list[Step]:
         steps = self._unwired(items, loc, depth=0)
         if not steps:
-            return [] if self.source == self.result else [Step(LineKind.ALIAS, self.result, (self.source,))]
+            return [] if self.source == self.result else [Step(Role.ALIAS, self.result, (self.source,))]
         wired, current = [], self.source
         for index, step in enumerate(steps):
-            if step.kind is LineKind.ALIAS:  # a residual block opens: keep its input
-                wired.append(Step(LineKind.ALIAS, step.shortcut, (current,), step.loc))
+            if step.role is Role.ALIAS:  # a residual block opens: keep its input
+                wired.append(Step(Role.ALIAS, step.shortcut, (current,), step.loc))
                 continue
             target = self.result if index == len(steps) - 1 else self.variable
-            wired.append(Step(step.kind, target, (current,), step.loc, step.item, step.code, step.shortcut))
+            wired.append(Step(step.role, target, (current,), step.loc, step.item, step.code, step.shortcut))
             current = target
         return wired
 
@@ -135,11 +183,11 @@ class Wire:
         for i, item in enumerate(items):
             if isinstance(item, Residual):
                 shortcut = "shortcut" if depth == 0 else f"shortcut_{depth + 1}"
-                steps.append(Step(LineKind.ALIAS, "", (), (*loc, i), shortcut=shortcut))
+                steps.append(Step(Role.ALIAS, "", (), (*loc, i), shortcut=shortcut))
                 steps += self._unwired(item.residual, (*loc, i, "residual"), depth + 1)
-                steps.append(Step(LineKind.ADD, "", (), (*loc, i), shortcut=shortcut))
+                steps.append(Step(Role.ADD, "", (), (*loc, i), shortcut=shortcut))
             else:
-                steps.append(Step(LineKind.LAYER, "", (), (*loc, i), item, self._call(item)))
+                steps.append(Step(Role.LAYER, "", (), (*loc, i), item, self._call(item)))
         return steps
 
     def _call(self, item: Any) -> str:
