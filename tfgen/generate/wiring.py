@@ -67,7 +67,8 @@ class Step:
 
 @dataclass
 class Wiring:
-    """The model of a spec without a builder, in the order the script applies it."""
+    """The model's wiring, in the order the script applies it (a builder's model is the user's:
+    only its pipeline steps are used)."""
 
     inputs: dict[str, str]  # input name -> its variable (`inputs['x']`)
     # `data.train.preprocess` and `augment`: each layer's step (an entry of the pipeline's layer list)
