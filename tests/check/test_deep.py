@@ -35,11 +35,15 @@ def test_deep_skips_the_adapt_key_and_accepts_an_adapted_normalization(monkeypat
     from types import SimpleNamespace
 
     from tfgen.check.deep import _Deep, import_keras
+    from tfgen.generate.code import Adapted
+    from tfgen.generate.wiring import Wire
     from tfgen.spec.loader import Located
     from tfgen.spec.models.base import LayerSpec
 
     checker = _Deep(import_keras(), Located({}, "x.yaml"), SimpleNamespace(precision="mixed_float16"), ROOT)
-    layer = checker.layer(LayerSpec(type="Normalization", adapt=True, axis=-1), ("model", "layers", 0))
+    wire = Wire(Adapted(), mixed=True, source="x", variable="x", result="x")
+    [step] = wire.stack([LayerSpec(type="Normalization", adapt=True, axis=-1)], ("model", "layers"))
+    layer = checker.layer(step.item, step.loc, step.code)
     assert type(layer).__name__ == "Normalization" and not checker.issues
     # Built as the script builds it: named for the adaptation, computing in float32.
     assert layer.name == "adapted_normalization" and layer.dtype_policy.compute_dtype == "float32"

@@ -83,3 +83,24 @@ def test_deep_refuses_a_phase_that_leaves_only_layers_without_weights(tmp_path, 
     ), err
     spec["model"]["layers"][1] = {"type": "Dense", "units": 4}
     assert _deep(tmp_path, spec, capsys, monkeypatch) == (0, "")
+
+
+def _frozen_trunk(*layers):
+    spec = base_spec(train={"epochs": 2, "phases": [{"epochs": 1, "frozen": ["trunk"]}, {"epochs": 1}]})
+    spec["model"]["layers"] = list(layers)
+    return spec
+
+
+def test_deep_builds_a_frozen_groups_layers_under_the_names_the_script_gives_them(tmp_path, capsys, monkeypatch):
+    """The script names the unnamed layers of a frozen group `<group>_<n>` (the phases find them by
+    name): --deep builds those names, so its summary is the script's model, and a layer the user
+    named like one of them is the clash the script's Keras refuses."""
+    unnamed = {"type": "Dense", "units": 16, "activation": "relu"}
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tuned.yaml").write_text(yaml.safe_dump(_frozen_trunk(unnamed, unnamed), sort_keys=False))
+    assert main(["validate", "--summary", "tuned.yaml"]) == 0
+    summary = capsys.readouterr().out
+    assert "\ntrunk_1 " in summary and "\ntrunk_2 " in summary, summary
+    code, err = _deep(tmp_path, _frozen_trunk(unnamed, {**unnamed, "name": "trunk_1"}), capsys, monkeypatch)
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("tuned.yaml:") and ": model: Model: " in err and "trunk_1" in err, err

@@ -5,6 +5,8 @@ crashing script are built and trained by tests/generate/test_spec_space.py.)"""
 
 from __future__ import annotations
 
+import dataclasses
+
 from conftest import ROOT, snapshot
 
 from tfgen.cli import main
@@ -14,15 +16,15 @@ from tfgen.generate.selfcheck import problems
 
 def break_the_heads(monkeypatch):
     """A planner bug: each head's last line reads a variable nothing assigns."""
-    wire = plan.layer_lines
+    wire = plan.model_wiring
 
     def broken(*args, **kwargs):
-        lines = wire(*args, **kwargs)
-        if lines and lines[-1].target.startswith("outputs["):
-            lines[-1].source = "hidden"
-        return lines
+        wiring = wire(*args, **kwargs)
+        for steps in wiring.heads.values():
+            steps[-1] = dataclasses.replace(steps[-1], sources=("hidden",))
+        return wiring
 
-    monkeypatch.setattr(plan, "layer_lines", broken)
+    monkeypatch.setattr(plan, "model_wiring", broken)
 
 
 def test_a_view_with_an_undefined_name_is_refused_in_one_line_and_nothing_is_written(tmp_path, monkeypatch, capsys):

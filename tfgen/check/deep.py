@@ -36,20 +36,20 @@ from tfgen.check.deep_heads import (
     _squeezed,
     summary_table,
 )
-from tfgen.check.deep_merge import trunk_input
+from tfgen.check.deep_merge import merge
 from tfgen.check.deep_phases import phase_problems
 from tfgen.check.deep_strings import strings_misused
 from tfgen.check.deep_tfds import deep_tfds
 from tfgen.check.keras_import import import_keras
 from tfgen.check.modules import LookupFailed, import_function, lookup_path
 from tfgen.errors import SpecError
-from tfgen.generate.code import Adapted, adapted_arguments, application_call, float32_head, keras_call
+from tfgen.generate.code import application_call, keras_call
 from tfgen.generate.plan import optimizer_view
+from tfgen.generate.wiring import Role, Step, Wiring, model_wiring
 from tfgen.spec import catalog
 from tfgen.spec.loader import Loc, Located
 from tfgen.spec.models import KerasObject, Spec
 from tfgen.spec.models.applications import ApplicationSpec
-from tfgen.spec.models.model import Residual
 from tfgen.spec.names import output_names
 from tfgen.spec.script_rules import imported_references
 from tfgen.spec.support import ADAPTABLE
@@ -113,7 +113,7 @@ class _Deep:
         self.issues, self.warnings = [], []
         self.built: dict[Loc, Any] = {}  # each model layer item's layer (a backbone: its apply)
         self.graph_outputs: dict[str, Any] = {}  # a builder model's own output tensors, by name
-        self.adapted = Adapted()  # adapted layers named as the planner names them
+        self.wiring: Wiring | None = None  # the model as the script wires it (the planner's steps)
         self.preprocessed: Any = None  # the model input that `preprocess` gives (None: as declared)
 
     def fail(self, loc: Loc, message: str) -> None:
@@ -125,8 +125,11 @@ class _Deep:
 
     # --- constructing ------------------------------------------------------------------------
 
-    def construct(self, obj: KerasObject | dict, kind: str, loc: Loc, extra: dict[str, str] | None = None) -> Any:
-        """The object the script's constructor call builds (None, with an issue, if Keras refuses)."""
+    def construct(
+        self, obj: KerasObject | dict, kind: str, loc: Loc, extra: dict[str, str] | None = None, code: str | None = None
+    ) -> Any:
+        """The object the script's constructor call builds (None, with an issue, if Keras refuses):
+        `code`, the planner's call, else `keras_call(obj, kind, extra)`."""
         name, args = (obj["type"], obj) if isinstance(obj, dict) else (obj.type, obj.args)
         for arg, value in args.items():  # nested objects first, so an error names their own node
             if arg != "type" and isinstance(value, dict) and "type" in value:
@@ -137,7 +140,8 @@ class _Deep:
                 if self.construct(value, nested, (*loc, arg)) is None:
                     return None
         names = custom_names(self, obj, kind, loc)  # the user's own objects it names, imported
-        return None if names is None else self.evaluate(keras_call(obj, kind, extra), loc, name, **names)
+        code = code or keras_call(obj, kind, extra)
+        return None if names is None else self.evaluate(code, loc, name, **names)
 
     def evaluate(self, code: str, loc: Loc, name: str, **names: Any) -> Any:
         """Run one constructor call as the script writes it (the planner's text: validated class
@@ -156,20 +160,25 @@ class _Deep:
             self.fail(loc, f"{name}: {first_line(error)}")
             return None
 
-    def stack(self, items: list, x: Any, loc: Loc) -> Any:
-        """Apply a layer list as the script does (`{residual: [...]}` adds its input back). Every
-        layer is constructed even after one fails, so each constructor error is reported."""
-        for i, item in enumerate(items):
-            if isinstance(item, Residual):
-                shortcut = x
-                x = self.stack(item.residual, x, (*loc, i, "residual"))
-                if x is not None:
-                    x = self.apply(self.keras.layers.Add(), [shortcut, x], (*loc, i), "residual: Add")
-                continue
-            layer = self.built[(*loc, i)] = self.layer(item, (*loc, i))
-            x = self.no_strings(item, x, (*loc, i))
-            x = None if layer is None or x is None else self.apply(layer, x, (*loc, i), item.type)
-        return x
+    def step(self, step: Step, tensors: dict[str, Any]) -> Any:
+        """The tensor one step of the planner's wiring assigns, as the script's line computes it
+        (None: it, or a step before it, failed; each failure is reported once, at its step). Every
+        layer is constructed even after a step before it failed, so each constructor error is reported."""
+        sources = [tensors.get(source) for source in step.sources]
+        if step.role is Role.LAYER:
+            layer = self.built[step.loc] = self.layer(step.item, step.loc, step.code)
+            x = self.no_strings(step.item, sources[0], step.loc)
+            return None if layer is None or x is None else self.apply(layer, x, step.loc, step.item.type)
+        if step.role is Role.MERGE:
+            return merge(self, step, dict(zip(self.wiring.ends, sources, strict=True)))
+        if step.role is Role.ADD:
+            shortcut, x = tensors.get(step.shortcut), sources[0]
+            if shortcut is None or x is None:
+                return None
+            return self.apply(self.keras.layers.Add(), [shortcut, x], step.loc, "residual: Add")
+        if step.role is Role.PREPROCESSED:
+            return self.preprocessed_input(sources[0])
+        return sources[0]  # an alias
 
     def no_strings(self, item: KerasObject, x: Any, loc: Loc) -> Any:
         """`x`, or None with an issue where strings reach a layer that cannot take them."""
@@ -178,10 +187,12 @@ class _Deep:
             self.fail(loc, why)
         return None if why else x
 
-    def layer(self, item: KerasObject, loc: Loc) -> Any:
+    def layer(self, item: KerasObject, loc: Loc, code: str | None = None) -> Any:
+        """The layer of `item` as `code` (its constructor call, as the planner wrote it for the
+        script) builds it; None, with an issue, if it cannot be built."""
         if isinstance(item, ApplicationSpec):
             rt = deep_runtime(lambda message: self.warn(loc, f"{item.type}: {message}"))
-            return self.evaluate(application_call(item), loc, item.type, rt=rt)
+            return self.evaluate(code or application_call(item), loc, item.type, rt=rt)
         stats = ADAPTABLE.get(item.type)
         adapted = getattr(item, "adapt_batches", None)
         if stats and not any(arg in item.args for arg in stats) and not adapted:
@@ -193,8 +204,7 @@ class _Deep:
                 f"before training, or give {them}",
             )
             return None
-        extra = adapted_arguments(item, self.adapted, self.spec.precision != "float32")
-        return self.construct(item, "layers", loc, extra)
+        return self.construct(item, "layers", loc, code=code)
 
     # --- the run ---------------------------------------------------------------------------
 
@@ -207,6 +217,7 @@ class _Deep:
         self.issues += deep_tfds(self.doc, spec)
         for loc, message in csv_problems(spec):
             self.fail(loc, message)
+        self.wiring = model_wiring(spec, output_names(spec))
         self.preprocessing()
         if spec.precision != "float32":
             keras.mixed_precision.set_global_policy(spec.precision)
@@ -228,15 +239,25 @@ class _Deep:
             self.fail(loc, str(error))
             return None
 
+    def declared(self) -> dict[str, Any]:
+        """The model's inputs as the spec declares them (`INPUTS` in the script)."""
+        return {k: self.keras.Input(tuple(f.shape), dtype=f.dtype, name=k) for k, f in self.spec.model.inputs.items()}
+
     def inputs(self) -> dict[str, Any]:
-        """The model's inputs as the script makes them: declared, but the one `preprocess` maps
-        is what its layers give."""
-        inputs = {k: self.keras.Input(tuple(f.shape), dtype=f.dtype, name=k) for k, f in self.spec.model.inputs.items()}
-        if self.preprocessed is not None:
-            name = next(iter(inputs))
-            shape, dtype = tuple(self.preprocessed.shape[1:]), self.preprocessed.dtype
-            inputs[name] = self.keras.Input(shape, dtype=dtype, name=name)
+        """The inputs a builder's model is called on: declared, but the one `preprocess` maps is
+        what its layers give (the batches it is fed)."""
+        inputs = self.declared()
+        name = next(iter(inputs))
+        inputs[name] = self.preprocessed_input(inputs[name])
         return inputs
+
+    def preprocessed_input(self, declared: Any) -> Any:
+        """The script's `preprocessed(...)`: an input of what the preprocessing layers give (the
+        declared input when there are none, or they failed: reported there)."""
+        if self.preprocessed is None:
+            return declared
+        shape, dtype = tuple(self.preprocessed.shape[1:]), self.preprocessed.dtype
+        return self.keras.Input(shape, dtype=dtype, name=next(iter(self.spec.model.inputs)))
 
     def preprocessing(self) -> None:
         """The preprocessing then augmentation layers, applied to the input they map as the
@@ -247,11 +268,11 @@ class _Deep:
             return
         name, declared = next(iter(self.spec.model.inputs.items()))
         x = self.keras.Input(tuple(declared.shape), dtype=declared.dtype, name=name)
-        x = self.mapped(train.preprocess, x, "preprocess", training=False)
+        x = self.mapped(self.wiring.pipeline["preprocess"], x, training=False)
         if train.preprocess and x is not None:
             self.preprocessed = x
         given = x
-        x = self.mapped(train.augment, x, "augment", training=True)
+        x = self.mapped(self.wiring.pipeline["augment"], x, training=True)
         if x is not None and given is not None and not _same_shape(tuple(x.shape[1:]), tuple(given.shape[1:])):
             side = "the preprocessed input" if train.preprocess else f"the declared input `{name}`"
             self.fail(
@@ -261,31 +282,33 @@ class _Deep:
                 "keep the shape)",
             )
 
-    def mapped(self, items: list, x: Any, group: str, training: bool) -> Any:
-        """`x` through one group of the pipeline's layers (`preprocess` or `augment`)."""
-        for i, item in enumerate(items):
-            loc = ("data", "train", group, i)
-            layer = self.layer(item, loc)
-            x = self.no_strings(item, x, loc)
-            x = None if layer is None or x is None else self.apply(layer, x, loc, item.type, training=training)
+    def mapped(self, steps: list[Step], x: Any, training: bool) -> Any:
+        """`x` through one group of the pipeline's layers (`preprocess` or `augment`), each built
+        from the planner's call for the script's layer list."""
+        for step in steps:
+            layer = self.layer(step.item, step.loc, step.code)
+            x = self.no_strings(step.item, x, step.loc)
+            x = (
+                None
+                if layer is None or x is None
+                else self.apply(layer, x, step.loc, step.item.type, training=training)
+            )
         return x
 
     def layer_model(self):
-        spec, keras = self.spec, self.keras
-        inputs = self.inputs()
-        x = self.stack(spec.model.layers, trunk_input(self, inputs), ("model", "layers"))
-        outputs = {}
-        for name in output_names(spec):
-            head = list(spec.model.outputs[name])
-            if spec.precision != "float32":
-                head = float32_head(head)  # as the script: the last layer computes in float32
-            out = self.stack(head, x, ("model", "outputs", name))
-            if out is not None:
-                outputs[name] = out
+        """The model as the script's `build_model` wires it: the planner's steps, walked."""
+        spec, wiring = self.spec, self.wiring
+        tensors = {wiring.inputs[name]: tensor for name, tensor in self.declared().items()}
+        for step in wiring.steps():
+            tensors[step.target] = self.step(step, tensors)
+        inputs = {name: tensors[variable] for name, variable in wiring.inputs.items()}
+        outputs = {
+            name: tensors[wiring.output(name)] for name in wiring.heads if tensors[wiring.output(name)] is not None
+        }
         if len(outputs) < len(spec.model.outputs):
             return None, outputs
         try:
-            return keras.Model(inputs=inputs, outputs=outputs, name=spec.name), outputs
+            return self.keras.Model(inputs=inputs, outputs=outputs, name=spec.name), outputs
         except Exception as error:
             self.fail(("model",), f"Model: {first_line(error)}")
             return None, outputs

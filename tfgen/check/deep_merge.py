@@ -1,6 +1,6 @@
-"""`--deep` on a model's branches: each input through its own layers, then the merge into the
-trunk, as the script builds them; a merge that cannot join what reaches it is located at the
-branch (or the input) that does not fit."""
+"""`--deep` on the merge of a model's inputs (or their branches) into the trunk: the step of the
+planner's wiring (tfgen.generate.wiring) that the script's merge line comes from. A merge that
+cannot join what reaches it is located at the branch (or the input) that does not fit."""
 
 from __future__ import annotations
 
@@ -8,31 +8,24 @@ from collections import Counter
 from typing import Any
 
 from tfgen.check.deep_heads import _same_shape, _shape
-from tfgen.generate.model_plan import MERGE_LAYERS
+from tfgen.generate.wiring import MERGE_LAYERS, Step
 from tfgen.spec.loader import Loc
 
 
-def trunk_input(deep: Any, inputs: dict[str, Any]) -> Any:
-    """The tensor the trunk starts from (None, with an issue, when it cannot be built).
-    `deep` is the deep checker (tfgen.check.deep._Deep): its stack, fail and apply."""
-    model = deep.spec.model
-    ends = {}
-    for name, tensor in inputs.items():
-        if name in model.branches:
-            ends[name] = deep.stack(model.branches[name], tensor, ("model", "branches", name))
-        else:
-            ends[name] = tensor
-    if len(ends) == 1:
-        return next(iter(ends.values()))
+def merge(deep: Any, step: Step, ends: dict[str, Any]) -> Any:
+    """The merge step's tensor (None, with an issue, when it cannot be built): `ends` holds what
+    reaches it, by input name. `deep` is the deep checker (tfgen.check.deep._Deep)."""
     if any(tensor is None for tensor in ends.values()):
         return None  # a branch failed: reported there
+    model = deep.spec.model
     problem = merge_problem(model.merge, ends, set(model.branches))
     if problem is not None:
         name, message = problem
         deep.issues.append(deep.doc.issue(_where(name, model.branches), message, key=True))
         return None
     layer = MERGE_LAYERS[model.merge]
-    return deep.apply(getattr(deep.keras.layers, layer)(), list(ends.values()), ("model", "merge"), layer)
+    merged = deep.evaluate(step.code, step.loc, layer)
+    return None if merged is None else deep.apply(merged, list(ends.values()), step.loc, layer)
 
 
 def _where(name: str, branches: dict) -> Loc:

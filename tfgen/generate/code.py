@@ -1,5 +1,5 @@
-"""How spec values become code: Python literals, Keras constructor calls, keyword arguments and
-wired layer stacks. Spec values reach the code only through `literal()` (a Python literal, never
+"""How spec values become code: Python literals, Keras constructor calls and keyword arguments
+(the model's wiring is tfgen.generate.wiring). Spec values reach the code only through `literal()` (a Python literal, never
 spliced text), or as constructor calls built from validated class and argument names."""
 
 from __future__ import annotations
@@ -8,12 +8,11 @@ import keyword
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfgen.generate.views import Keywords, LayerLine, LineKind
+from tfgen.generate.views import Keywords
 from tfgen.spec import catalog
 from tfgen.spec.custom_objects import is_custom, local_name
 from tfgen.spec.models import KerasObject
 from tfgen.spec.models.applications import ApplicationSpec
-from tfgen.spec.models.model import Residual
 from tfgen.spec.support import INTEGER_ADAPTED, sized_by_vocabulary
 
 
@@ -83,47 +82,6 @@ KEPT_OUTSIDE = {
     "StringLookup": "string",
     "TextVectorization": "string",
 }
-
-
-def layer_lines(
-    items: list, adapted: Adapted, mixed: bool = False, *, source: str, variable: str, result: str
-) -> list[LayerLine]:
-    """The stack's lines, from `source` through `variable` into `result`, the same way for any
-    number of layers and residual blocks: the last line assigns `result` (a stack with no layers
-    is `result = source`, or no line when they are the same name). Adapted layers are named
-    (their `name`, else `adapted_<type>[_n]`) and added to `adapted` (see Adapted),
-    which the script finds them by. Under mixed precision they compute in float32: Keras's
-    `adapt` fails in float16 (and would overflow)."""
-    steps = _stack_steps(items, adapted, mixed, depth=0)
-    if not steps:
-        return [] if source == result else [LayerLine(LineKind.ALIAS, target=result, source=source)]
-    lines = []
-    current = source
-    for index, step in enumerate(steps):
-        if step.kind is LineKind.ALIAS:  # a residual block opens: keep its input
-            lines.append(LayerLine(LineKind.ALIAS, target=step.shortcut, source=current))
-            continue
-        target = result if index == len(steps) - 1 else variable
-        lines.append(LayerLine(step.kind, target=target, source=current, code=step.code, shortcut=step.shortcut))
-        current = target
-    return lines
-
-
-def _stack_steps(items: list, adapted: Adapted, mixed: bool, depth: int) -> list[LayerLine]:
-    """The stack's steps in order, not yet wired (targets and sources are filled by layer_lines)."""
-    steps = []
-    for item in items:
-        if isinstance(item, Residual):
-            shortcut = "shortcut" if depth == 0 else f"shortcut_{depth + 1}"
-            steps.append(LayerLine(LineKind.ALIAS, target="", source="", shortcut=shortcut))
-            steps += _stack_steps(item.residual, adapted, mixed, depth + 1)
-            steps.append(LayerLine(LineKind.ADD, target="", source="", shortcut=shortcut))
-        elif isinstance(item, ApplicationSpec):
-            steps.append(LayerLine(LineKind.LAYER, target="", source="", code=application_call(item)))
-        else:
-            code = keras_call(item, "layers", adapted_arguments(item, adapted, mixed))
-            steps.append(LayerLine(LineKind.LAYER, target="", source="", code=code))
-    return steps
 
 
 def application_call(item: ApplicationSpec) -> str:

@@ -1,41 +1,18 @@
-"""Planning the model's code: each input's branch, their merge into the trunk, and the
-ModelView the model template lays out (the trunk's and heads' lines come from tfgen.generate.code)."""
+"""Planning the model's code: the ModelView the model template lays out, its lines rendered from
+the model's wiring (tfgen.generate.wiring, which `validate --deep` walks too)."""
 
 from __future__ import annotations
 
-from tfgen.generate.code import KEPT_OUTSIDE, Adapted, keywords, layer_lines, literal
-from tfgen.generate.views import BranchView, LayerLine, LineKind, ModelView, OutputView
+from tfgen.generate.code import KEPT_OUTSIDE, keywords
+from tfgen.generate.views import BranchView, ModelView, OutputView
+from tfgen.generate.wiring import Wiring
 from tfgen.spec.models import Spec
 from tfgen.spec.support import model_layers
 
 
-def branch_views(spec: Spec, adapted: Adapted, mixed: bool) -> list[BranchView]:
-    """Each branched input's layers, in the inputs' order."""
-    views = []
-    for name in spec.model.inputs:
-        if name in spec.model.branches:
-            source, result = f"inputs[{literal(name)}]", f"branches[{literal(name)}]"
-            lines = layer_lines(
-                spec.model.branches[name], adapted, mixed, source=source, variable="branch", result=result
-            )
-            views.append(BranchView(input=name, lines=lines))
-    return views
-
-
-MERGE_LAYERS = {"concatenate": "Concatenate", "add": "Add", "average": "Average", "multiply": "Multiply"}
-
-
-def _start(spec: Spec) -> tuple[LayerLine, str | None]:
-    """The line that gives the trunk its `x` (an input, a branch, or their merge), and the
-    comment of a merge."""
-    model = spec.model
-    sources = [f"{'branches' if name in model.branches else 'inputs'}[{literal(name)}]" for name in model.inputs]
-    if len(sources) == 1:
-        return LayerLine(LineKind.ALIAS, target="x", source=sources[0]), None
-    merge = LayerLine(
-        LineKind.LAYER, target="x", source=f"[{', '.join(sources)}]", code=f"keras.layers.{MERGE_LAYERS[model.merge]}()"
-    )
-    return merge, _merge_comment(spec)
+def branch_views(wiring: Wiring) -> list[BranchView]:
+    """Each branched input's lines, in the inputs' order."""
+    return [BranchView(input=name, lines=[step.line() for step in steps]) for name, steps in wiring.branches.items()]
 
 
 MERGE_WORDS = {
@@ -58,19 +35,18 @@ def _merge_comment(spec: Spec) -> str:
     return f"The branches' outputs and {', '.join(as_given)} as given, {how}"
 
 
-def model_view(
-    spec: Spec, branches: list[BranchView], trunk: list[LayerLine], outputs: list[OutputView], adapted: Adapted
-) -> ModelView:
+def model_view(spec: Spec, wiring: Wiring, outputs: list[OutputView]) -> ModelView:
     types = {item.type for item in model_layers(spec) if getattr(item, "adapt_batches", None)}
     kept_outside = {t: dtype for t, dtype in KEPT_OUTSIDE.items() if t in types}
-    start, merge_comment = _start(spec)
+    adapted = wiring.adapted
     return ModelView(
         builder=spec.model.builder,
         builder_kwargs=keywords(spec.model.kwargs),
-        branches=branches,
-        start=start,
-        merge_comment=merge_comment,
-        trunk=trunk,
+        branches=branch_views(wiring),
+        start=wiring.start.line(),
+        preprocessed=wiring.preprocessed.line() if wiring.preprocessed else None,
+        merge_comment=_merge_comment(spec) if len(spec.model.inputs) > 1 else None,
+        trunk=[step.line() for step in wiring.trunk],
         outputs=outputs,
         adapted=adapted.batches,
         vocabulary_copies=adapted.copies,

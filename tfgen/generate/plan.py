@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 
-from tfgen.generate.code import Adapted, argument, float32_head, keras_call, keywords, layer_lines, literal
+from tfgen.generate.code import argument, keras_call, keywords, literal
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit, strings_reason
 from tfgen.generate.folder_plan import folder_description, folder_source
 from tfgen.generate.identity import data_files, source_files, state_sha256
-from tfgen.generate.model_plan import branch_views, model_view, model_words
-from tfgen.generate.phase_plan import phase_named, phase_view, rate_factors
+from tfgen.generate.model_plan import model_view, model_words
+from tfgen.generate.phase_plan import phase_view, rate_factors
 from tfgen.generate.plan_data import csv_view, data_sources, test_fields
 from tfgen.generate.tfds_plan import tfds_view
 from tfgen.generate.views import (
@@ -44,6 +44,7 @@ from tfgen.generate.views import (
     View,
     Weighting,
 )
+from tfgen.generate.wiring import Wiring, model_wiring
 from tfgen.spec.models import Spec
 from tfgen.spec.names import has_validation, metric_keys, output_names
 from tfgen.spec.script_rules import RUNTIME_PACKAGE, imported_references
@@ -57,13 +58,8 @@ RUNTIME_MODULE = RUNTIME_PACKAGE  # the support package written beside the scrip
 def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".") -> View:
     """`spec_dir`: the spec's folder relative to the script's (POSIX), where the script looks
     for user modules after sys.path and the working directory."""
-    adapted = Adapted()
-    mixed = spec.precision != "float32"
-    # In the order the model applies them (branches, trunk, heads): an adapted layer is adapted
-    # after the adapted layers before it.
-    branches = branch_views(spec, adapted, mixed)
-    trunk = layer_lines(phase_named(spec).model.layers, adapted, mixed, source="x", variable="x", result="x")
-    outputs = _outputs(phase_named(spec), adapted, mixed)
+    wiring = model_wiring(spec, output_names(spec))
+    outputs = _outputs(spec, wiring)
     return View(
         # The path lands in a comment: escape anything (a newline, say) that could end it.
         header={
@@ -81,8 +77,8 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
         epochs=spec.train.epochs,
         inputs=[_field(n, i.shape, i.dtype, _input_classes(i)) for n, i in spec.model.inputs.items()],
         targets=[_field(n, t.shape, t.dtype, t.class_count, t.class_names) for n, t in spec.targets.items()],
-        data=_data(spec, adapted),
-        model=model_view(spec, branches, trunk, outputs, adapted),
+        data=_data(spec, wiring),
+        model=model_view(spec, wiring, outputs),
         optimizer=optimizer_view(spec),
         precision=PrecisionView(
             policy=None if spec.precision == "float32" else spec.precision,
@@ -151,19 +147,16 @@ def _field(name: str, shape: list, dtype: str, classes: int | None, names: tuple
     return FieldView(name=name, shape=literal(tuple(shape)), dtype=dtype, classes=classes, names=listed)
 
 
-def _outputs(spec: Spec, adapted: Adapted, mixed: bool) -> list[OutputView]:
+def _outputs(spec: Spec, wiring: Wiring) -> list[OutputView]:
     metrics: dict[str, list[tuple[str, str]]] = {}
     for output, key, metric in metric_keys(spec):
         metrics.setdefault(output, []).append((key, keras_call(metric, "metrics")))
     views = []
     for name in output_names(spec):
-        head = list(spec.model.outputs.get(name, []))
-        if mixed and spec.model.builder is None:
-            head = float32_head(head)
         views.append(
             OutputView(
                 name=name,
-                layers=layer_lines(head, adapted, mixed, source="x", variable="h", result=f"outputs[{literal(name)}]"),
+                layers=[step.line() for step in wiring.heads[name]],
                 loss=keras_call(spec.losses[name], "losses", {"reduction": "None"}),
                 mean_per_example=len(spec.targets[name].shape) >= 2,
                 metrics=metrics.get(name, []),
@@ -192,7 +185,7 @@ def _source(source, part: Part, spec: Spec | None = None) -> SourceView:
     return tfds_view(source, part) if kind is SourceType.TFDS else SourceView(kind, part)  # synthetic: drawn
 
 
-def _data(spec: Spec, adapted: Adapted) -> DataView:
+def _data(spec: Spec, wiring: Wiring) -> DataView:
     train, validation = spec.data.train, spec.data.validation
     validation_batch = (validation.batch_size if validation else None) or train.batch_size
     if train.bucket_by_sequence_length:
@@ -227,9 +220,9 @@ def _data(spec: Spec, adapted: Adapted) -> DataView:
         }
         if bucket
         else None,
-        preprocess=[keras_call(layer, "layers") for layer in train.preprocess],
-        augment=[keras_call(layer, "layers") for layer in train.augment],
-        augment_optional=bool(adapted.batches and train.augment),
+        preprocess=[step.code for step in wiring.pipeline["preprocess"]],
+        augment=[step.code for step in wiring.pipeline["augment"]],
+        augment_optional=bool(wiring.adapted.batches and train.augment),
         layer_input=next(iter(spec.model.inputs)),
         placement=resolve_in_memory(spec),
         shard_policy=shard_policy,

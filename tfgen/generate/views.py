@@ -296,6 +296,7 @@ class ModelView:
     builder_kwargs: Keywords | None
     branches: list[BranchView]  # in the inputs' order
     start: LayerLine  # assigns the trunk's `x`: the one input or branch, or the merge of several
+    preprocessed: LayerLine | None  # the model's input: what the preprocessing layers give (None: declared)
     merge_comment: str | None  # what the merge joins, and how (several inputs)
     trunk: list[LayerLine]
     outputs: list[OutputView]
