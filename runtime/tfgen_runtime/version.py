@@ -15,10 +15,11 @@ def require_version(wanted, script):
     """Exit (code 2, one line on stderr) unless this runtime is version `wanted`.
 
     Args:
-        wanted: the runtime version the script `script` (its `__file__`) was generated for.
+        wanted: the runtime version the script was generated for.
+        script: the script's file name, as the line names it.
     """
     if wanted != __version__:
-        print(mismatch(Path(script).name, wanted, __version__), file=sys.stderr)
+        print(mismatch(script, wanted, __version__), file=sys.stderr)
         sys.exit(2)
 
 

@@ -8,6 +8,7 @@ templates lay the view out.
 from __future__ import annotations
 
 import json
+from pathlib import PurePosixPath
 
 from tfgen.generate.code import Adapted, argument, float32_head, keras_call, keywords, layer_lines, literal
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit, strings_reason
@@ -35,6 +36,7 @@ from tfgen.generate.views import (
     Part,
     PrecisionView,
     Profile,
+    RuntimeView,
     SourceType,
     SourceView,
     StepView,
@@ -44,6 +46,7 @@ from tfgen.generate.views import (
     View,
     Weighting,
 )
+from tfgen.generate.runtime import RUNTIME_VERSION, missing_line
 from tfgen.spec.models import Spec
 from tfgen.spec.names import has_validation, metric_keys, output_names
 from tfgen.spec.script_rules import RUNTIME_PACKAGE, imported_references
@@ -54,9 +57,12 @@ FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 RUNTIME_MODULE = RUNTIME_PACKAGE  # the support package written beside the scripts
 
 
-def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".") -> View:
+def make_view(
+    spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".", vendored: bool = False
+) -> View:
     """`spec_dir`: the spec's folder relative to the script's (POSIX), where the script looks
-    for user modules after sys.path and the working directory."""
+    for user modules after sys.path and the working directory; `vendored`: the script imports
+    the runtime copied beside it (`tfgen build --vendor`), not the installed one."""
     adapted = Adapted()
     mixed = spec.precision != "float32"
     # In the order the model applies them (branches, trunk, heads): an adapted layer is adapted
@@ -72,6 +78,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
             "sha256": spec_sha256,
             "state_sha256": state_sha256(spec),
         },
+        runtime=RuntimeView(RUNTIME_VERSION, missing_line(f"{PurePosixPath(spec_path).stem}.py"), vendored),
         made_by=_made_by(spec, spec_path, version),
         docstring=_docstring(spec, outputs),
         name=spec.name,
@@ -210,6 +217,7 @@ def _data(spec: Spec, adapted: Adapted) -> DataView:
         validation=_source(validation.source, Part.VALIDATION) if validation else None,
         split=spec.data.validation_split,
         stratify=spec.data.stratify,
+        splitter="rt.split_files" if SourceType(train.source.type).folder else "rt.split_arrays",
         has_validation=has_validation(spec),
         batch_size=train.batch_size,
         validation_batch_size=validation_batch,
