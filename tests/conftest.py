@@ -290,7 +290,7 @@ def _blocked_env(folder: Path) -> dict:
     project copy is elsewhere: `python -m tfgen` there would find another install's)."""
     blocker = folder / "blocker"
     if not blocker.exists():
-        import_blocker(blocker, TRAINING_STACK_MODULES)
+        import_blocker(blocker, (*TRAINING_STACK_MODULES, "tfgen_runtime"))  # build needs no runtime
     return {"PYTHONPATH": os.pathsep.join([str(blocker), str(ROOT)])}
 
 

@@ -135,6 +135,8 @@ def __dir__():
 
 
 __all__ = [
+    "__version__",
+    "require_version",
     "COMPILE_FROM_STEPS",
     "SAMPLE_WEIGHT",
     "CsvStream",
