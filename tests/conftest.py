@@ -97,7 +97,7 @@ def load_module(path: Path):
     return module
 
 
-def load_runtime(folder: Path = ROOT / "generated" / "tfgen_runtime"):
+def load_runtime(folder: Path = ROOT / "runtime" / "tfgen_runtime"):
     """Import the support package in `folder` (a fresh copy per call, under a name of its own, so
     that it is not the `tfgen_runtime` a script imports)."""
     name = f"tfgen_runtime_{uuid.uuid4().hex[:8]}"

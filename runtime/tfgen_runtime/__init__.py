@@ -135,8 +135,6 @@ def __dir__():
 
 
 __all__ = [
-    "__version__",
-    "require_version",
     "COMPILE_FROM_STEPS",
     "SAMPLE_WEIGHT",
     "CsvStream",
@@ -154,6 +152,7 @@ __all__ = [
     "StandardTrainer",
     "StopSignals",
     "UserError",
+    "__version__",
     "application",
     "apply_reduced",
     "as_dataset",
@@ -192,6 +191,7 @@ __all__ = [
     "refuse_another_run",
     "regularization_loss",
     "require_gradients",
+    "require_version",
     "require_weights",
     "run",
     "shuffle_buffer",
