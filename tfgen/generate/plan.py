@@ -17,6 +17,7 @@ from tfgen.generate.identity import data_files, source_files, state_sha256
 from tfgen.generate.model_plan import branch_views, model_view, model_words
 from tfgen.generate.phase_plan import phase_named, phase_view, rate_factors
 from tfgen.generate.plan_data import csv_view, data_sources, test_fields
+from tfgen.generate.runtime import RUNTIME_VERSION, missing_line
 from tfgen.generate.tfds_plan import tfds_view
 from tfgen.generate.views import (
     SOURCE_IMPORTS,
@@ -46,7 +47,6 @@ from tfgen.generate.views import (
     View,
     Weighting,
 )
-from tfgen.generate.runtime import RUNTIME_VERSION, missing_line
 from tfgen.spec.models import Spec
 from tfgen.spec.names import has_validation, metric_keys, output_names
 from tfgen.spec.script_rules import RUNTIME_PACKAGE, imported_references

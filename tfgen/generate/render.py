@@ -56,4 +56,3 @@ def render(spec: Spec, *, spec_path: str, sha256: str, spec_dir: str, vendored: 
     weights = example_weights_view(spec)
     source = environment().get_template("script.py.jinja").render(v=view, w=weights, c=custom_view(spec))
     return black.format_str(source, mode=BLACK_MODE)
-
