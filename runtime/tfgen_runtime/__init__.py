@@ -48,6 +48,8 @@ no script reaches another); each module holds one concern:
 """
 
 import importlib
+import sys
+import types
 
 from .version import __version__, require_version
 
@@ -132,6 +134,19 @@ def __getattr__(name):
 
 def __dir__():
     return sorted([*globals(), *HOMES])
+
+
+class Package(types.ModuleType):
+    """This package, whose public names win over its modules of the same name (`class_weights`,
+    `held_out`): importing a module binds it on the package, which would hide the name.
+    """
+
+    def __setattr__(self, name, value):
+        if not (name in HOMES and isinstance(value, types.ModuleType)):
+            super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = Package
 
 
 __all__ = [

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT, base_spec, build
 
 from tfgen.generate.runtime import RUNTIME_VERSION
@@ -62,7 +63,7 @@ def test_all_is_the_lazy_packages_names_and_the_version_check():
     values = {
         n.targets[0].id: ast.literal_eval(n.value)
         for n in tree.body
-        if isinstance(n, ast.Assign) and n.targets[0].id in ("PUBLIC", "__all__")
+        if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) in ("PUBLIC", "__all__")
     }
     modules = {path.stem for path in RUNTIME.glob("*.py")}
     assert set(values["PUBLIC"]) <= modules
@@ -108,7 +109,9 @@ def runtime_imports(text: str) -> list[str]:
 def public_names() -> set[str]:
     tree = ast.parse((RUNTIME / "__init__.py").read_text())
     (names,) = [
-        ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "__all__"
+        ast.literal_eval(n.value)
+        for n in tree.body
+        if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) == "__all__"
     ]
     return set(names)
 
@@ -147,3 +150,17 @@ def test_the_runtime_passes_a_users_stock_ruff(tmp_path):
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.slow  # imports every module of the runtime (TensorFlow) in a process
+def test_a_public_name_is_never_hidden_by_a_module_of_the_same_name():
+    """`rt.class_weights` is the function even once the module `class_weights` is imported
+    (importing a module binds it on its package): every name of `__all__`, after every module."""
+    probe = (
+        "import pkgutil, importlib, types, tfgen_runtime as rt\n"
+        "for info in pkgutil.iter_modules(rt.__path__):\n"
+        "    importlib.import_module(f'tfgen_runtime.{info.name}')\n"
+        "print([name for name in rt.__all__ if isinstance(getattr(rt, name), types.ModuleType)])\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
+    assert result.stdout == "[]\n", result.stdout + result.stderr[-2000:]
