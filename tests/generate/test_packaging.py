@@ -12,6 +12,8 @@ import sys
 import pytest
 from conftest import ROOT, SPECS, TRAINING_STACK_MODULES, run_tfgen
 
+from tfgen.generate.runtime import RUNTIME_VERSION
+
 TRAIN_STACK = {"tensorflow", "keras", "tensorboard", "numpy", "scikit-learn"}
 GENERATOR = {"pydantic", "pyyaml", "jinja2", "black"}
 
@@ -102,6 +104,17 @@ def test_build_and_check_work_without_tensorflow_keras_or_numpy(blocked_build):
     checked = run_tfgen("check", *[f"specs/{spec.name}" for spec in SPECS], cwd=project, env=env)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert run_tfgen("--help", env=env).returncode == 0
+
+
+def test_vendor_without_the_runtime_installed_is_one_line_naming_the_install(blocked_build):
+    _, project, env = blocked_build
+    result = run_tfgen("build", "specs/digits.yaml", "--out", "vendored", "--vendor", cwd=project, env=env)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "tfgen: error: --vendor copies the installed tfgen-runtime, and none is installed: "
+        f'pip install "tfgen-runtime=={RUNTIME_VERSION}"\n'
+    )
+    assert not (project / "vendored").exists()
 
 
 @pytest.mark.slow  # tfgen and the runtime installed as copies of their packages, away from this checkout

@@ -36,7 +36,10 @@ def missing_line(script: str) -> str:
 
 def installed_folder() -> Path:
     """The installed runtime's package folder, at RUNTIME_VERSION; UsageError (one line) if not."""
-    found = importlib.util.find_spec(RUNTIME_PACKAGE)
+    try:
+        found = importlib.util.find_spec(RUNTIME_PACKAGE)
+    except ImportError:  # a finder that refuses it
+        found = None
     if found is None or not found.submodule_search_locations:
         raise UsageError(f"--vendor copies the installed tfgen-runtime, and none is installed: {install_command()}")
     folder = Path(next(iter(found.submodule_search_locations)))
