@@ -357,14 +357,14 @@ def adapt_layers(model, dataset, module) -> None:
 
 
 def write_script(spec: dict, folder: Path, stem: str = "bench") -> Path:
-    """Generate `<stem>.py` (and its support module beside it) with tfgen's own build path."""
+    """Generate `<stem>.py` (and a copy of the runtime beside it) with tfgen's own build path."""
     import yaml
 
     from tfgen.generate.build import plan_targets, write_files
 
     path = folder / f"{stem}.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
-    targets = plan_targets([path], folder)  # the script and its support package
+    targets = plan_targets([path], folder, vendor=True)  # the script and its runtime (alternate_turns edits it)
     write_files([(target.output, target.text) for target in targets])
     return folder / f"{stem}.py"
 

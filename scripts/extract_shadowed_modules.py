@@ -107,10 +107,10 @@ TEMPLATE_IMPORT = re.compile(r"^\s*(?:import ([A-Za-z_]\w*)|from ([A-Za-z_]\w*)\
 
 
 def script_modules() -> set[str]:
-    """The top-level modules the support package and the script templates import."""
+    """The top-level modules the runtime and the script templates import."""
     templates = ROOT / "tfgen" / "generate" / "templates"
     found: set[str] = set()
-    for path in sorted(templates.rglob("*.py")):
+    for path in sorted((ROOT / "runtime" / "tfgen_runtime").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 found |= {alias.name.partition(".")[0] for alias in node.names}
@@ -123,7 +123,7 @@ def script_modules() -> set[str]:
 
 def imported_modules() -> set[str]:
     """The top-level modules a fresh interpreter holds after using the stack as a script does."""
-    runtime = ROOT / "tfgen" / "generate" / "templates"
+    runtime = ROOT / "runtime"  # the folder holding tfgen_runtime/
     result = subprocess.run(
         [sys.executable, "-c", PROBE, str(runtime)],
         capture_output=True,

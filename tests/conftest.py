@@ -97,7 +97,7 @@ def load_module(path: Path):
     return module
 
 
-def load_runtime(folder: Path = ROOT / "generated" / "tfgen_runtime"):
+def load_runtime(folder: Path = ROOT / "runtime" / "tfgen_runtime"):
     """Import the support package in `folder` (a fresh copy per call, under a name of its own, so
     that it is not the `tfgen_runtime` a script imports)."""
     name = f"tfgen_runtime_{uuid.uuid4().hex[:8]}"
@@ -290,7 +290,7 @@ def _blocked_env(folder: Path) -> dict:
     project copy is elsewhere: `python -m tfgen` there would find another install's)."""
     blocker = folder / "blocker"
     if not blocker.exists():
-        import_blocker(blocker, TRAINING_STACK_MODULES)
+        import_blocker(blocker, (*TRAINING_STACK_MODULES, "tfgen_runtime"))  # build needs no runtime
     return {"PYTHONPATH": os.pathsep.join([str(blocker), str(ROOT)])}
 
 

@@ -269,7 +269,7 @@ def test_generated_files_honour_the_umask_and_leftovers_go(project):
     leftover.write_text("from a killed build")
     foreign = project / "gen" / ".notes.tmp"
     foreign.write_text("not ours")
-    result = tfgen_here("build", "small.yaml", "--out", "gen", cwd=project)
+    result = tfgen_here("build", "small.yaml", "--out", "gen", "--vendor", cwd=project)
     assert result.returncode == 0, result.stderr
     for name in ("small.py", "tfgen_runtime/__init__.py", "tfgen_runtime/cli.py"):
         assert (project / "gen" / name).stat().st_mode & 0o777 == 0o666 & ~_umask()

@@ -21,10 +21,8 @@ ALLOWED = {
 
 
 def tfgen_modules():
-    """tfgen's own modules: not the support package's templates (vendored beside the scripts as
-    tfgen_runtime/, whose files import each other relatively)."""
-    templates = ROOT / "tfgen" / "generate" / "templates"
-    return [path for path in sorted((ROOT / "tfgen").rglob("*.py")) if not path.is_relative_to(templates)]
+    """tfgen's own modules (the runtime, runtime/tfgen_runtime, is a package of its own)."""
+    return sorted((ROOT / "tfgen").rglob("*.py"))
 
 
 def package_of(module: str) -> str:

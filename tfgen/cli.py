@@ -31,6 +31,9 @@ def _parser() -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help_text)
         command.add_argument("specs", nargs="+", type=Path, metavar="SPEC")
         command.add_argument("--out", type=Path, default=Path("generated"), help="output folder (default: generated/)")
+        command.add_argument(
+            "--vendor", action="store_true", help="also write the runtime beside the scripts, which then import it"
+        )
         _add_set(command)
     validate = commands.add_parser("validate", help="check specs without writing anything")
     validate.add_argument("specs", nargs="+", type=Path, metavar="SPEC")
@@ -214,7 +217,7 @@ def _targets(args: argparse.Namespace):
     """The files `build`, `check` and `diff` compare or write, rendered from every spec."""
     from tfgen.generate.build import plan_targets
 
-    return plan_targets(args.specs, args.out, args.overrides)
+    return plan_targets(args.specs, args.out, args.overrides, vendor=args.vendor)
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -240,7 +243,7 @@ def _check(args: argparse.Namespace) -> int:
     bad = [(t, p) for t, p in problems if p]
     for target, why in bad:
         specs = [target.spec] if target.spec else args.specs
-        command = "tfgen build " + " ".join(display_path(spec) for spec in specs)
+        command = " ".join(["tfgen build", *(["--vendor"] if args.vendor else []), *map(display_path, specs)])
         print(f"{display_path(target.output)}: {why}; run `{command}`", file=sys.stderr)
     if not bad:
         print(f"{len(targets)} generated file(s) up to date")

@@ -23,7 +23,7 @@ from tfgen.spec.validate import validate
 @pytest.mark.slow
 def project_files() -> dict[str, dict]:
     """generated/ and specs/ as snapshots, without Python's byte caches (other tests, run at the
-    same time by pytest-xdist, import generated/tfgen_runtime and so write its __pycache__)."""
+    same time by pytest-xdist, may write a __pycache__ beside a script)."""
     return {
         name: {path: kept for path, kept in snapshot(ROOT / name).items() if "__pycache__" not in path}
         for name in ("generated", "specs")

@@ -143,7 +143,7 @@ def test_two_inputs_one_adapted_branch_train_export_and_resume_after_a_kill_to_t
 
     exported = keras.saving.load_model(straight / "model.keras")
     layer = exported.get_layer("adapted_normalization")
-    rt = load_runtime(script.parent / "tfgen_runtime")
+    rt = load_runtime()
     with np.load(data) as arrays:
         x = {"features": arrays["features"], "extra": arrays["extra"]}
         y = {"price": arrays["price"]}

@@ -67,10 +67,11 @@ def _tfgen(project, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory):
-    """small.yaml built into gen/ once (in this process: the reads under test run in limited ones)."""
+    """small.yaml built into gen/ once, with the runtime vendored beside it (in this process: the
+    reads under test run in limited ones)."""
     folder = tmp_path_factory.mktemp("built")
     (folder / "small.yaml").write_text(yaml.safe_dump(base_spec(), sort_keys=False))
-    assert tfgen_here("build", "small.yaml", "--out", "gen", cwd=folder).returncode == 0
+    assert tfgen_here("build", "small.yaml", "--out", "gen", "--vendor", cwd=folder).returncode == 0
     return folder
 
 
@@ -111,7 +112,7 @@ def test_build_refuses_to_replace_it_and_changes_nothing(project, kind):
     why = _plant(target, kind)
     runtime = {p.name: p.read_bytes() for p in (project / "gen" / "tfgen_runtime").iterdir()}
     before = target.lstat()
-    result = _tfgen(project, "build", "small.yaml", "--out", "gen")
+    result = _tfgen(project, "build", "small.yaml", "--out", "gen", "--vendor")
     assert result.returncode == 2
     assert result.stderr == f"tfgen: error: gen/small.py: cannot write the generated file: {why}; no file was changed\n"
     after = target.lstat()

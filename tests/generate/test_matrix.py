@@ -63,7 +63,7 @@ def stem(combo) -> str:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """Every combination built into one folder (with the shared support module)."""
+    """Every combination built into one folder."""
     folder = tmp_path_factory.mktemp("matrix")
     specs = []
     for combo in COMBOS:
@@ -81,7 +81,7 @@ def built(tmp_path_factory):
 
 def test_every_combination_builds_and_compiles(built):
     scripts = sorted((built / "generated").glob("*.py"))
-    assert len(scripts) == len(COMBOS)  # beside tfgen_runtime/
+    assert len(scripts) == len(COMBOS)
     for script in scripts:
         compile(script.read_text(), str(script), "exec")
 

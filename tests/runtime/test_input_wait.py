@@ -12,8 +12,8 @@ from conftest import ROOT
 
 
 def input_wait_module():
-    """The generated input_wait.py on its own (it imports no TensorFlow)."""
-    path = ROOT / "generated" / "tfgen_runtime" / "input_wait.py"
+    """The runtime's input_wait.py on its own (it imports no TensorFlow)."""
+    path = ROOT / "runtime" / "tfgen_runtime" / "input_wait.py"
     spec = importlib.util.spec_from_file_location("input_wait_alone", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

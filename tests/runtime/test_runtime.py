@@ -1,4 +1,4 @@
-"""Unit tests of the support package generated/tfgen_runtime/ (no training): trackers against the
+"""Unit tests of the runtime, runtime/tfgen_runtime/ (no training): trackers against the
 Keras callbacks, history, checkpoint fallback, keep-best, the data helpers and the trainer's contract."""
 
 from __future__ import annotations

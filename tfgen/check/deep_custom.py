@@ -14,7 +14,7 @@ from tfgen.spec.custom_objects import local_name, references_in
 
 def runtime():
     """The support module the scripts call as `rt.per_example_loss` and `rt.keyed_inputs`
-    (tfgen's copy of `tfgen_runtime/custom.py`, imported alone: not the whole package)."""
+    (the installed runtime's `tfgen_runtime/custom.py`, imported alone: not the whole package)."""
     return runtime_module("custom")
 
 

@@ -4,7 +4,7 @@ but for checking a class a Keras place takes.
 
 What a reference may resolve to depends on its place (a layer, a loss, ..., a data function, a
 model builder): the rule is the runtime's own (`tfgen_runtime/imports.py`, imported here from
-tfgen's copy), so `--deep` accepts what the scripts do. A module of the project is one whose
+the installed runtime), so `--deep` accepts what the scripts do. A module of the project is one whose
 file lies under the working directory or the spec's folder but not in a site-packages or
 dist-packages folder there (a virtual environment inside the project is not the project). Any
 other module is refused before it is imported unless it may hold what the place takes (a public
@@ -26,11 +26,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from tfgen.generate import templates_dir
+from tfgen.errors import UsageError
+from tfgen.generate.runtime import install_command
 from tfgen.spec.catalog import closest, did_you_mean
+from tfgen.spec.script_rules import RUNTIME_PACKAGE
 
 VENDORED = {"site-packages", "dist-packages"}  # installed packages, even inside the project
-RUNTIME_NAME = "_tfgen_deep_runtime"  # tfgen's copy of the support package, under a name of its own
 
 
 class LookupFailed(Exception):
@@ -39,12 +40,14 @@ class LookupFailed(Exception):
 
 @cache
 def runtime_module(name: str) -> types.ModuleType:
-    """The support package's module `name` (`imports`, `custom`), imported alone from tfgen's copy
-    of `tfgen_runtime/` (not the whole package: its __init__ imports TensorFlow)."""
-    package = types.ModuleType(RUNTIME_NAME)
-    package.__path__ = [str(templates_dir() / "tfgen_runtime")]
-    sys.modules.setdefault(RUNTIME_NAME, package)
-    return importlib.import_module(f"{RUNTIME_NAME}.{name}")
+    """The installed runtime's module `name` (`imports`, `custom`): the code the scripts run
+    (the package imports a module on first use, so this imports no more than `name` needs)."""
+    try:
+        return importlib.import_module(f"{RUNTIME_PACKAGE}.{name}")
+    except ModuleNotFoundError as error:
+        if error.name != RUNTIME_PACKAGE:
+            raise
+    raise UsageError(f"this command runs the runtime's code, and tfgen-runtime is not installed: {install_command()}")
 
 
 def refusal(reference: str, module: str, spec_dir: Path, place: str) -> str | None:

@@ -90,7 +90,7 @@ def check_values(args) -> None:
         if not pattern.fullmatch(args.memory):
             raise UsageError(f"--memory `{args.memory}` is not a size: --kind {args.kind} takes {form}")
     if args.kind == "tfjob" and not args.image:
-        raise UsageError("--kind tfjob needs --image: one holding the generated script and tfgen_runtime/")
+        raise UsageError("--kind tfjob needs --image: one holding the generated script and its tfgen-runtime")
 
 
 def command_words(args) -> list[str]:
@@ -215,7 +215,7 @@ def add_parser(commands) -> None:
         help="what each worker runs, split into words as a shell does and run without a shell "
         "(default: python generated/SPEC_STEM.py)",
     )
-    manifest.add_argument("--image", help="tfjob: the container image (holding the script and tfgen_runtime/)")
+    manifest.add_argument("--image", help="tfjob: the container image (holding the script and its tfgen-runtime)")
     manifest.add_argument("--cpus", type=int, help="CPUs per worker")
     manifest.add_argument(
         "--memory", help="memory per worker: N[Ki|Mi|Gi|Ti|k|M|G|T] (tfjob, e.g. 8Gi) or N[K|M|G|T] (slurm, e.g. 8G)"

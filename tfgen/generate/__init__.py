@@ -5,5 +5,5 @@ from pathlib import Path
 
 
 def templates_dir() -> Path:
-    """The Jinja templates and the support package, inside the package (and so inside the wheel)."""
+    """The Jinja templates, inside the package (and so inside the wheel)."""
     return Path(__file__).with_name("templates")

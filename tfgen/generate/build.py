@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tfgen.errors import SpecIssue, UsageError
-from tfgen.generate.render import render, render_runtime
+from tfgen.generate.render import render
+from tfgen.generate.runtime import vendored_runtime
 from tfgen.generate.selfcheck import require_clean
 from tfgen.paths import display_path, shown_path
 from tfgen.spec.load import Issues, Loaded, load_spec
@@ -46,9 +47,11 @@ def plan_targets(
     overrides: list[str] | tuple[str, ...] = (),
     *,
     loaded: dict[Path, Loaded] | None = None,
+    vendor: bool = False,
 ) -> list[Target]:
     """Render every spec; raise SpecError with the problems of all specs if any is invalid.
-    `loaded`: specs already loaded (by load_spec), rendered as they are instead of loaded again."""
+    `loaded`: specs already loaded (by load_spec), rendered as they are instead of loaded again;
+    `vendor`: a copy of the runtime beside the scripts, which they import (`tfgen build --vendor`)."""
     targets, issues = [], Issues()
     given = {spec.resolve() for spec in specs}
     writers: dict[Path, Path] = {}  # output file -> the spec that writes it
@@ -81,31 +84,31 @@ def plan_targets(
             )
             continue
         ready = (loaded or {}).get(spec_path) or issues.attempt(load_spec, spec_path, overrides)
-        if ready and (target := issues.attempt(_script_target, spec_path, ready, output)):
+        if ready and (target := issues.attempt(_script_target, spec_path, ready, output, vendor)):
             targets.append(target)
     issues.raise_any()
-    # One support package beside the scripts, shared by all of them.
-    for name, text in _checked_runtime().items():
+    # --vendor: one copy of the runtime beside the scripts, shared by all of them.
+    for name, text in (_checked_runtime() if vendor else {}).items():
         targets.append(Target(None, out_dir / name, text, ""))
     return targets
 
 
 @functools.cache
 def _checked_runtime() -> dict[str, str]:
-    """The support package's files, self-checked once per process (they do not depend on the spec)."""
-    runtime = render_runtime()
+    """The vendored runtime's files, self-checked once per process (they do not depend on the spec)."""
+    runtime = vendored_runtime()
     for name, text in runtime.items():
         require_clean(text, name, "tfgen's support package")
     return runtime
 
 
-def _script_target(spec_path: Path, loaded: Loaded, output: Path) -> Target:
+def _script_target(spec_path: Path, loaded: Loaded, output: Path, vendor: bool) -> Target:
     """The script generated from one valid spec."""
     shown, doc, spec = loaded
     sha = resolved_sha256(doc)
     # Where the script finds user modules beside the spec: relative, so the same bytes anywhere.
     spec_dir = Path(os.path.relpath(spec_path.resolve().parent, output.parent.resolve())).as_posix()
-    text = render(spec, spec_path=shown, sha256=sha, spec_dir=spec_dir)
+    text = render(spec, spec_path=shown, sha256=sha, spec_dir=spec_dir, vendored=vendor)
     require_clean(text, output.name, shown)
     return Target(spec_path, output, text, sha)
 

@@ -8,6 +8,7 @@ templates lay the view out.
 from __future__ import annotations
 
 import json
+from pathlib import PurePosixPath
 
 from tfgen.generate.code import argument, keras_call, keywords, literal
 from tfgen.generate.decisions import resolve_in_memory, resolve_jit, strings_reason
@@ -16,6 +17,7 @@ from tfgen.generate.identity import data_files, source_files, state_sha256
 from tfgen.generate.model_plan import model_view, model_words
 from tfgen.generate.phase_plan import phase_view, rate_factors
 from tfgen.generate.plan_data import csv_view, data_sources, test_fields
+from tfgen.generate.runtime import RUNTIME_VERSION, missing_line
 from tfgen.generate.tfds_plan import tfds_view
 from tfgen.generate.views import (
     SOURCE_IMPORTS,
@@ -35,6 +37,7 @@ from tfgen.generate.views import (
     Part,
     PrecisionView,
     Profile,
+    RuntimeView,
     SourceType,
     SourceView,
     StepView,
@@ -55,9 +58,12 @@ FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 RUNTIME_MODULE = RUNTIME_PACKAGE  # the support package written beside the scripts
 
 
-def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".") -> View:
+def make_view(
+    spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".", vendored: bool = False
+) -> View:
     """`spec_dir`: the spec's folder relative to the script's (POSIX), where the script looks
-    for user modules after sys.path and the working directory."""
+    for user modules after sys.path and the working directory; `vendored`: the script imports
+    the runtime copied beside it (`tfgen build --vendor`), not the installed one."""
     wiring = model_wiring(spec, output_names(spec))
     outputs = _outputs(spec, wiring)
     return View(
@@ -68,6 +74,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
             "sha256": spec_sha256,
             "state_sha256": state_sha256(spec),
         },
+        runtime=RuntimeView(RUNTIME_VERSION, missing_line(f"{PurePosixPath(spec_path).stem}.py"), vendored),
         made_by=_made_by(spec, spec_path, version),
         docstring=_docstring(spec, outputs),
         name=spec.name,
@@ -203,6 +210,7 @@ def _data(spec: Spec, wiring: Wiring) -> DataView:
         validation=_source(validation.source, Part.VALIDATION) if validation else None,
         split=spec.data.validation_split,
         stratify=spec.data.stratify,
+        splitter="rt.split_files" if SourceType(train.source.type).folder else "rt.split_arrays",
         has_validation=has_validation(spec),
         batch_size=train.batch_size,
         validation_batch_size=validation_batch,

@@ -19,6 +19,7 @@ SCRIPT_NAMES = frozenset(
         "keras",
         "tf",
         "rt",
+        "require_version",
         "SPEC_SHA256",
         "STATE_SHA256",
         "MADE_BY",

@@ -217,6 +217,7 @@ class DataView:
     test_batch_size: int = 0
     synthetic_test: int = 0
     held_out: HeldOut | None = None  # None: rt.split_arrays holds out the validation rows (or nothing is held out)
+    splitter: str = "rt.split_arrays"  # what holds the validation rows out: rt.split_files for a folder source
 
     @property
     def memory(self) -> bool:
@@ -427,8 +428,18 @@ class LoggingView:
 
 
 @dataclass
+class RuntimeView:
+    """The runtime the script imports (tfgen-runtime), checked before anything else."""
+
+    version: str  # the version the script was generated for
+    missing: str  # the line the script prints when no runtime can be imported
+    vendored: bool  # `--vendor`: the copy beside the script, found before an installed one
+
+
+@dataclass
 class View:
     header: dict[str, str]
+    runtime: RuntimeView
     made_by: str  # the script's MADE_BY: its spec, the spec's sha256 (SPEC_SHA256), data files, tfgen
     docstring: list[str]
     name: str

@@ -1,8 +1,9 @@
-"""What every training script that tfgen writes beside this package shares (no spec here).
+"""What every training script that tfgen writes shares (no spec here): the `tfgen-runtime` library.
 
-Scripts `import tfgen_runtime as rt` and use the names below; each module holds one
-concern:
+Scripts `import tfgen_runtime as rt` and use the names in `__all__` (the runtime's public API:
+no script reaches another); each module holds one concern:
 
+- `version`: the runtime's version, and the check a script runs before anything else
 - `cli`: the command line, and `run`, which makes a user's mistake one line
 - `devices`: the devices a strategy runs on, and a warning for float16 on a CPU
 - `errors`: `UserError`
@@ -46,63 +47,107 @@ concern:
 - `vocabularies`: lookups whose width is their adapted vocabulary's size, found before the model
 """
 
-from .applications import application
-from .augmentation import augmented
-from .cache_files import cached
-from .caches import as_dataset
-from .checkpoint import RunCheckpoint, read_whole, refuse_another_run
-from .checkpoint_files import checkpoint_paths
-from .class_weights import (
-    SAMPLE_WEIGHT,
-    class_weights,
-    weigh_losses,
-    with_sample_weights,
-)
-from .cli import parse_args, positive, run
-from .csv_files import CsvStream, read_csv
-from .custom import keyed_inputs, own_object, per_example_loss
-from .data import (
-    Field,
-    checked_arrays,
-    first_rows,
-    from_function,
-    named_examples,
-    split_arrays,
-    synthetic_arrays,
-)
-from .devices import existing_device, mirrored_devices, warn_if_float16_on_cpu
-from .errors import UserError
-from .evaluation import checked_test_data, evaluate_test
-from .exports import export
-from .files import (
-    decoded,
-    image_folder,
-    listed,
-    shuffle_buffer,
-    split_files,
-    text_folder,
-)
-from .held_out import held_out
-from .imports import function
-from .model_checks import (
-    regularization_loss,
-    require_gradients,
-    require_weights,
-    variable_path,
-)
-from .npz_files import open_npz
-from .phases import Phase, PhasedTrainer, PhasePlan
-from .reduced import apply_reduced
-from .report import epoch_line, metric_values, progress_bar
-from .run_dir import History, RunDirectory
-from .signals import StopSignals
-from .state import RunState
-from .strings import label_ids
-from .tfds_source import load_tfds
-from .tfrecords import checked_tfrecords
-from .trackers import EarlyStopping, KeepBest, ReduceOnPlateau
-from .trainer import COMPILE_FROM_STEPS, StandardTrainer
-from .vocabularies import vocabulary_sizes
+import importlib
+import sys
+import types
+
+from .version import __version__, require_version
+
+# Each module and the public names it holds. A module is imported when a script first uses one
+# of its names (PEP 562), so that `tfgen_runtime.version`, the check every script runs first,
+# is imported without TensorFlow.
+PUBLIC = {
+    "applications": ("application",),
+    "augmentation": ("augmented",),
+    "cache_files": ("cached",),
+    "caches": ("as_dataset",),
+    "checkpoint": ("RunCheckpoint", "read_whole", "refuse_another_run"),
+    "checkpoint_files": ("checkpoint_paths",),
+    "class_weights": (
+        "SAMPLE_WEIGHT",
+        "class_weights",
+        "weigh_losses",
+        "with_sample_weights",
+    ),
+    "cli": ("parse_args", "positive", "run"),
+    "csv_files": ("CsvStream", "read_csv"),
+    "custom": ("keyed_inputs", "own_object", "per_example_loss"),
+    "data": (
+        "Field",
+        "checked_arrays",
+        "first_rows",
+        "from_function",
+        "named_examples",
+        "split_arrays",
+        "synthetic_arrays",
+    ),
+    "devices": ("existing_device", "mirrored_devices", "warn_if_float16_on_cpu"),
+    "errors": ("UserError",),
+    "evaluation": ("checked_test_data", "evaluate_test"),
+    "exports": ("export",),
+    "files": (
+        "decoded",
+        "image_folder",
+        "listed",
+        "shuffle_buffer",
+        "split_files",
+        "text_folder",
+    ),
+    "held_out": ("held_out",),
+    "imports": ("function",),
+    "model_checks": (
+        "regularization_loss",
+        "require_gradients",
+        "require_weights",
+        "variable_path",
+    ),
+    "npz_files": ("open_npz",),
+    "phases": ("Phase", "PhasedTrainer", "PhasePlan"),
+    "reduced": ("apply_reduced",),
+    "report": ("epoch_line", "metric_values", "progress_bar"),
+    "run_dir": ("History", "RunDirectory"),
+    "signals": ("StopSignals",),
+    "state": ("RunState",),
+    "strings": ("label_ids",),
+    "tfds_source": ("load_tfds",),
+    "tfrecords": ("checked_tfrecords",),
+    "trackers": ("EarlyStopping", "KeepBest", "ReduceOnPlateau"),
+    "trainer": ("COMPILE_FROM_STEPS", "StandardTrainer"),
+    "vocabularies": ("vocabulary_sizes",),
+}
+HOMES = {name: module for module, names in PUBLIC.items() for name in names}
+
+
+def __getattr__(name):
+    """A public name (from its module), or a module of the package, imported on first use."""
+    if name in HOMES:
+        value = getattr(importlib.import_module(f".{HOMES[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    try:
+        return importlib.import_module(f".{name}", __name__)
+    except ModuleNotFoundError as error:
+        if error.name != f"{__name__}.{name}":
+            raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *HOMES])
+
+
+class Package(types.ModuleType):
+    """This package, whose public names win over its modules of the same name (`class_weights`,
+    `held_out`): importing a module binds it on the package, which would hide the name.
+    """
+
+    def __setattr__(self, name, value):
+        if not (name in HOMES and isinstance(value, types.ModuleType)):
+            super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = Package
+
 
 __all__ = [
     "COMPILE_FROM_STEPS",
@@ -122,6 +167,7 @@ __all__ = [
     "StandardTrainer",
     "StopSignals",
     "UserError",
+    "__version__",
     "application",
     "apply_reduced",
     "as_dataset",
@@ -160,6 +206,7 @@ __all__ = [
     "refuse_another_run",
     "regularization_loss",
     "require_gradients",
+    "require_version",
     "require_weights",
     "run",
     "shuffle_buffer",
