@@ -7,8 +7,6 @@ from conftest import ROOT
 
 # tfgen/check's modules that are not one topic's deep check: the command each runs, and shared parts.
 CHECK_TOOLS = {"__init__", "deep", "smoke", "modules", "keras_import"}
-# Named before the scheme; renamed (deep_folders.py) once the runtime's move no longer edits it.
-NOT_YET_RENAMED = {"data_folders"}
 
 
 def _stems(folder: str) -> set[str]:
@@ -21,5 +19,5 @@ def test_static_checks_are_named_topic_rules():
 
 
 def test_deep_checks_are_named_deep_topic():
-    named_otherwise = {stem for stem in _stems("check") - CHECK_TOOLS - NOT_YET_RENAMED if not stem.startswith("deep_")}
+    named_otherwise = {stem for stem in _stems("check") - CHECK_TOOLS if not stem.startswith("deep_")}
     assert not named_otherwise, "a deep check of check/ is named deep_<topic>.py"
