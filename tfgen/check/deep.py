@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfgen.check.deep_folders import folder_issues
 from tfgen.check.deep_applications import deep_runtime
 from tfgen.check.deep_csv import csv_problems
 from tfgen.check.deep_custom import custom_names, keyed, metric_params
+from tfgen.check.deep_folders import folder_issues
 from tfgen.check.deep_heads import (
     BINARY,
     ONE_HOT,
