@@ -8,5 +8,7 @@ from conftest import ROOT
 def test_readme_commands_are_what_ci_runs():
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
-    assert 'pip install -e ".[dev]" && tfgen build specs/digits.yaml && python generated/digits.py' in readme
+    install = 'pip install -e ./runtime -e ".[dev]"'
+    assert f"{install} && tfgen build specs/digits.yaml && python generated/digits.py" in readme
     assert "python -m pytest" in readme and "-m pytest" in ci and '-e ".[dev]"' in ci
+    assert "install --quiet ./runtime " in ci  # the runtime, as users get it
