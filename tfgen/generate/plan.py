@@ -29,6 +29,7 @@ from tfgen.generate.views import (
     FieldView,
     LoggingView,
     LossTotal,
+    Module,
     OptimizerView,
     OutputView,
     Padding,
@@ -52,6 +53,8 @@ FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
 RUNTIME_MODULE = RUNTIME_PACKAGE  # the support package written beside the scripts
+# Strategies whose replicas each compute a part of the batch's gradients.
+MULTI_REPLICA = {"mirrored": True, "multi_worker_mirrored": True}
 
 
 def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".") -> View:
@@ -204,7 +207,6 @@ def _data(spec: Spec, adapted: Adapted) -> DataView:
     variable = batching is not Batching.BATCH
     shard_policy, shard_reason = _shard_policy(spec)
     bucket = train.bucket_by_sequence_length
-    sources = data_sources(spec)
     return DataView(
         train=_source(train.source, Part.TRAIN, spec),
         validation=_source(validation.source, Part.VALIDATION) if validation else None,
@@ -239,9 +241,26 @@ def _data(spec: Spec, adapted: Adapted) -> DataView:
         if validation and validation.source.type == "synthetic"
         else 4 * validation_batch,
         validation_steps=spec.train.validation_steps,
-        imports=frozenset(m for s in sources for m in SOURCE_IMPORTS.get(SourceType(s.type), ())),
         **test_fields(spec, lambda source, part: _source(source, part, spec)),
+        **_loaders(spec),
     )
+
+
+def _loaders(spec: Spec) -> dict[str, bool]:
+    """The DataView's choices of what load_data and train_pipeline are made of."""
+    data, train = spec.data, spec.data.train
+    types = {SourceType(source.type) for source in data_sources(spec)}
+    folder = SourceType(train.source.type).folder
+    shuffles_files = folder and bool(train.shuffle) and train.cache is False
+    return {
+        "splits_beside_test": bool(data.validation_split) and (data.test is not None or data.test_split is not None),
+        "decodes_in_order": folder and not shuffles_files,
+        "preprocessed_input": bool(train.preprocess) and spec.model.builder is None,
+        "loads_npz": SourceType.NPZ in types,
+        "loads_tfrecord": SourceType.TFRECORD in types,
+        "loads_keras": SourceType.KERAS in types,
+        "imports_zipfile": any(Module.ZIPFILE in SOURCE_IMPORTS.get(kind, ()) for kind in types),
+    }
 
 
 def optimizer_view(spec: Spec) -> OptimizerView:
@@ -254,12 +273,37 @@ def optimizer_view(spec: Spec) -> OptimizerView:
     if warmup is not None or plateau is not None or rate_factors(spec):  # WarmUp/ScaledOnPlateau/ByPhase wrap it
         others = [f"{arg}={argument(arg, value)}" for arg, value in optimizer.args.items() if arg != "learning_rate"]
         call = f"keras.optimizers.{optimizer.type}({', '.join(['learning_rate=learning_rate', *others])})"
+    by_phase = rate_factors(spec)
+    parameters, arguments, docstring = BUILD_OPTIMIZER[plateau is not None, by_phase]
     return OptimizerView(
         call=call,
         learning_rate=rate_code,
         warmup={"steps": warmup.steps, "initial": literal(warmup.initial)} if warmup else None,
         plateau={k: literal(v) for k, v in plateau.model_dump().items()} if plateau else None,
+        scaled_by_phase=by_phase,
+        rate_wrapped=warmup is not None or plateau is not None or by_phase,
+        parameters=parameters,
+        arguments=arguments,
+        docstring=docstring,
     )
+
+
+# build_optimizer by what scales the rate (a plateau, a phase): its parameters, the Trainer's
+# arguments, its docstring.
+_SCALED = '"""The optimizer; its rate is scaled by'
+BUILD_OPTIMIZER = {
+    (True, True): (
+        "plateau, phase_factor",
+        "self.plateau, self.phase_plan.factor",
+        [
+            f"{_SCALED} `plateau.factor` (ReduceLROnPlateau's work),",
+            'then by the phase\'s `learning_rate_factor`."""',
+        ],
+    ),
+    (True, False): ("plateau", "self.plateau", [f'{_SCALED} `plateau.factor` (ReduceLROnPlateau\'s work)."""']),
+    (False, True): ("phase_factor", "self.phase_plan.factor", [f'{_SCALED} the phase\'s `learning_rate_factor`."""']),
+    (False, False): ("", "", []),
+}
 
 
 def _step(spec: Spec, outputs: list[OutputView]) -> StepView:
@@ -291,7 +335,25 @@ def _step(spec: Spec, outputs: list[OutputView]) -> StepView:
         ema_decay=spec.loss_weighting.decay,
         steps_per_execution=None if spec.train.steps_per_execution == "auto" else spec.train.steps_per_execution,
         deterministic=spec.deterministic,
+        **_gradient_route(spec, clipping is not None, weighting),
     )
+
+
+def _gradient_route(spec: Spec, clipped: bool, weighting: Weighting) -> dict[str, bool]:
+    """Where the step sums the gradients across replicas, and what it keeps for after the update.
+
+    Keras's LossScaleOptimizer checks the gradients it is given for inf/NaN: under several
+    replicas they are summed first (by the clipping, or on their own), so that it skips a bad
+    step on every replica.
+    """
+    summed_for_loss_scale = spec.precision == "mixed_float16" and MULTI_REPLICA.get(spec.strategy.type, False)
+    skips = spec.train.on_nonfinite == "skip"
+    return {
+        "sums_for_loss_scale": summed_for_loss_scale and not clipped,
+        "gradients_summed_across_replicas": summed_for_loss_scale or clipped,
+        "keeps_task_losses": not skips or weighting.updates_in_step,
+        "stops_on_nonfinite": not skips,
+    }
 
 
 def _loss_total(weighting: Weighting) -> LossTotal:
@@ -316,6 +378,7 @@ def _trackers(spec: Spec) -> TrackersView:
         keep_best=TrackerArgs(literal(keep.monitor), {"mode": literal(keep.mode)} if keep.mode != "auto" else {})
         if keep
         else None,
+        best_weights=keep is not None or bool(stopping and stopping.restore_best_weights),
     )
 
 

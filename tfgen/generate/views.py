@@ -210,13 +210,19 @@ class DataView:
     synthetic_train: int
     synthetic_validation: int
     validation_steps: int | None
-    imports: frozenset[Module]  # modules the sources' loaders need
     test: SourceView | None = None  # a test source of its own
     test_split: float | None = None
     has_test: bool = False  # a test source, or test_split: the final model is tested
     test_batch_size: int = 0
     synthetic_test: int = 0
     held_out: HeldOut | None = None  # None: rt.split_arrays holds out the validation rows (or nothing is held out)
+    splits_beside_test: bool = False  # load_data splits the validation rows off before returning a test part
+    decodes_in_order: bool = False  # a folder's files decoded in order (not shuffled first)
+    preprocessed_input: bool = False  # the script defines `preprocessed`: the model's input after preprocessing
+    loads_npz: bool = False  # the script defines load_npz
+    loads_tfrecord: bool = False  # the script defines load_tfrecord
+    loads_keras: bool = False  # the script defines load_keras_dataset
+    imports_zipfile: bool = False  # the script imports zipfile (for load_npz)
 
     @property
     def memory(self) -> bool:
@@ -320,10 +326,11 @@ class OptimizerView:
     learning_rate: str  # the rate's own code (a literal or a schedule), which a wrapped rate starts from
     warmup: dict[str, Any] | None
     plateau: dict[str, Any] | None  # ReduceOnPlateau arguments (literals)
-
-    @property
-    def wrapped(self) -> bool:
-        return self.warmup is not None or self.plateau is not None
+    scaled_by_phase: bool  # the rate is wrapped in ScaledByPhase: some phase scales it
+    rate_wrapped: bool  # warmup, a plateau or a phase wraps the rate: built as `learning_rate` first
+    parameters: str  # build_optimizer's parameters: what scales the rate (plateau, phase_factor)
+    arguments: str  # the Trainer's arguments to build_optimizer, one per parameter
+    docstring: list[str]  # build_optimizer's docstring lines (none: nothing scales the rate)
 
 
 @dataclass
@@ -374,6 +381,13 @@ class StepView:
     steps_per_execution: int | None
     deterministic: bool
     not_compiled: str | None = None  # why the step is never XLA-compiled, where strings are why
+    # Loss scaling across replicas, no clipping: the step sums the gradients itself (Keras's
+    # LossScaleOptimizer checks the gradients it is given: summed, they hold every replica's).
+    sums_for_loss_scale: bool = False
+    # Clipped, or summed for loss scaling: applied by rt.apply_reduced, not summed again.
+    gradients_summed_across_replicas: bool = False
+    keeps_task_losses: bool = False  # an accumulating step keeps the last part's losses (recorded, or weighed)
+    stops_on_nonfinite: bool = False  # a non-finite loss stops the run (on_nonfinite is not `skip`)
 
     @property
     def accumulates(self) -> bool:
@@ -395,6 +409,7 @@ class TrackersView:
     restore_best: bool
     plateau: TrackerArgs | None
     keep_best: TrackerArgs | None
+    best_weights: bool  # the best weights are kept (for keep_best or restore_best)
 
 
 @dataclass

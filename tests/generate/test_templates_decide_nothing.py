@@ -1,0 +1,71 @@
+"""The templates decide nothing: every `{% if %}` and `{% elif %}` tests one field the planner
+named for what the template does with it (tfgen/generate/plan*.py), never a combination of them."""
+
+from __future__ import annotations
+
+import pytest
+from jinja2 import nodes
+
+from tfgen.generate.render import environment, templates_dir
+from tfgen.generate.views import TEMPLATE_ENUMS
+
+TEMPLATES = sorted(templates_dir().glob("*.jinja"))
+ENUM_NAMES = {kind.__name__ for kind in TEMPLATE_ENUMS}
+
+
+def dotted(node: nodes.Node) -> bool:
+    """`name` or `name.field.field`: one value of the view, read as it is."""
+    while isinstance(node, nodes.Getattr):
+        node = node.node
+    return isinstance(node, nodes.Name)
+
+
+def enum_member(node: nodes.Node) -> bool:
+    """`Kind.MEMBER` of an enum the planner chose from (a Jinja global: tfgen.generate.views)."""
+    return isinstance(node, nodes.Getattr) and isinstance(node.node, nodes.Name) and node.node.name in ENUM_NAMES
+
+
+def one_named_field(test: nodes.Node) -> bool:
+    """A field, or a field that holds an enum tested against one member (`x is sameas Jit.GPU`):
+    no `and`/`or`/`not`, comparison, membership, filter or call."""
+    if isinstance(test, nodes.Test):
+        return test.name == "sameas" and dotted(test.node) and len(test.args) == 1 and enum_member(test.args[0])
+    return dotted(test)
+
+
+def conditions(source: str) -> list[tuple[int, nodes.Node]]:
+    """(line, condition) of every `{% if %}` and `{% elif %}` of a template."""
+    return [(branch.lineno, branch.test) for branch in environment().parse(source).find_all(nodes.If)]
+
+
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda path: path.name)
+def test_template_conditions_test_one_named_field(path):
+    source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    decided = [f"{path.name}:{line}: {lines[line - 1].strip()}" for line, test in conditions(source) if not one_named_field(test)]
+    assert not decided, "conditions the planner should name as one field:\n" + "\n".join(decided)
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "a and b",
+        "a or b.c",
+        "not a",
+        "a == 1",
+        "a is not none",
+        "Kind.X in a.kinds",
+        "a | length",
+        "a.b()",
+        "a[0]",
+        "a is sameas b",
+        "a is defined",
+    ],
+)
+def test_a_compound_or_computed_condition_is_refused(condition):
+    """What the template check refuses (a one-field condition passes: `a.b`, `a is sameas Jit.GPU`)."""
+    [(_, test)] = conditions(f"{{% if {condition} %}}x{{% endif %}}")
+    assert not one_named_field(test)
+    for allowed in ("a.b", "loop.last", "a.kind is sameas Jit.GPU"):
+        branches = conditions(f"{{% if {allowed} %}}x{{% elif {allowed} %}}y{{% endif %}}")
+        assert len(branches) == 2 and all(one_named_field(test) for _, test in branches)
