@@ -39,11 +39,7 @@ class CustomView:
     losses: list[Binding]  # any: the losses are made by `build_losses()` (once), not at import
     metrics: list[Binding]
     optimizer: list[Binding]
-
-    @property
-    def losses_code(self) -> str:
-        """What the script's code reads the losses from."""
-        return "build_losses()" if self.losses else "LOSSES"
+    losses_code: str  # what the script's code reads the losses from
 
 
 def custom_view(spec: Spec) -> CustomView:
@@ -52,7 +48,7 @@ def custom_view(spec: Spec) -> CustomView:
         part: [_binding(part, ref, place, located) for _, ref, place in references_in(located, PLACES[part])]
         for part, located in objects.items()
     }
-    return CustomView(**bindings)
+    return CustomView(**bindings, losses_code="build_losses()" if bindings["losses"] else "LOSSES")
 
 
 def _binding(part: str, reference: str, place: str | None, located: list[tuple[tuple, Any]]) -> Binding:

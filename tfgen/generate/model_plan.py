@@ -76,6 +76,8 @@ def model_view(
         vocabulary_copies=adapted.copies,
         kept_outside=kept_outside,
         adapts_strings="string" in kept_outside.values(),
+        several_outputs=len(outputs) > 1,
+        averaged_outputs=[output for output in outputs if output.mean_per_example],
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from tfgen.generate.code import Adapted, argument, float32_head, keras_call, keywords, layer_lines, literal
-from tfgen.generate.decisions import resolve_in_memory, resolve_jit, strings_reason
+from tfgen.generate.decisions import Placement, resolve_in_memory, resolve_jit, strings_reason
 from tfgen.generate.folder_plan import folder_description, folder_source
 from tfgen.generate.identity import data_files, source_files, state_sha256
 from tfgen.generate.model_plan import branch_views, model_view, model_words
@@ -18,8 +18,10 @@ from tfgen.generate.phase_plan import phase_named, phase_view, rate_factors
 from tfgen.generate.plan_data import csv_view, data_sources, test_fields
 from tfgen.generate.tfds_plan import tfds_view
 from tfgen.generate.views import (
+    FOLDER_SOURCES,
     SOURCE_IMPORTS,
     Batching,
+    Boundary,
     Cache,
     CheckpointView,
     ClipKind,
@@ -55,6 +57,8 @@ FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 RUNTIME_MODULE = RUNTIME_PACKAGE  # the support package written beside the scripts
 # Strategies whose replicas each compute a part of the batch's gradients.
 MULTI_REPLICA = {"mirrored": True, "multi_worker_mirrored": True}
+# Loss weightings learned or moved while training: a LossWeighting module, checkpointed.
+ADAPTIVE = frozenset({Weighting.UNCERTAINTY, Weighting.EMA_RATIO})
 
 
 def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".") -> View:
@@ -92,6 +96,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
             loss_scaling=spec.precision == "mixed_float16",
             warns_without_gpu=spec.precision == "mixed_float16",
             check_builder_outputs=spec.precision != "float32" and spec.model.builder is not None,
+            compute_dtype=spec.precision.removeprefix("mixed_"),
         ),
         distribution=DistributionView(
             kind=StrategyKind(spec.strategy.type),
@@ -100,6 +105,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
             cpu_replicas=spec.strategy.cpu_replicas,
             communication=spec.strategy.communication.upper(),
             timeout=spec.strategy.timeout_seconds if spec.strategy.type == "multi_worker_mirrored" else None,
+            multi_replica=MULTI_REPLICA.get(spec.strategy.type, False),
         ),
         step=_step(spec, outputs),
         trackers=_trackers(spec),
@@ -109,6 +115,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
             keep=spec.checkpoint.keep,
             fresh=spec.checkpoint.resume == "never",
             exports=literal([kind for kind in ("keras", "saved_model") if kind in spec.checkpoint.export]),
+            periodic=bool(spec.checkpoint.every_steps or _every_epochs(spec)),
         ),
         logging=LoggingView(
             tensorboard=spec.logging.tensorboard,
@@ -120,8 +127,19 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
             if has_validation(spec) and spec.train.validation_every > 1
             else None,
         ),
+        boundaries=_boundaries(spec),
         phases=phase_view(spec),
     )
+
+
+def _boundaries(spec: Spec) -> list[Boundary]:
+    """Step counts where a chunk of steps must end (saves, summaries, the profile window)."""
+    ends = {
+        Boundary.CHECKPOINT: spec.checkpoint.every_steps,
+        Boundary.SUMMARIES: spec.logging.tensorboard,
+        Boundary.PROFILE: spec.logging.profile,
+    }
+    return [boundary for boundary, used in ends.items() if used]
 
 
 def _made_by(spec: Spec, spec_path: str, version: str) -> str:
@@ -169,6 +187,7 @@ def _outputs(spec: Spec, adapted: Adapted, mixed: bool) -> list[OutputView]:
                 layers=layer_lines(head, adapted, mixed, source="x", variable="h", result=f"outputs[{literal(name)}]"),
                 loss=keras_call(spec.losses[name], "losses", {"reduction": "None"}),
                 mean_per_example=len(spec.targets[name].shape) >= 2,
+                loss_key=f"{name}_loss",
                 metrics=metrics.get(name, []),
             )
         )
@@ -179,7 +198,7 @@ def _source(source, part: Part, spec: Spec | None = None) -> SourceView:
     kind = SourceType(source.type)
     if kind is SourceType.CSV:
         return csv_view(source, part, spec)
-    if kind.folder:
+    if kind in FOLDER_SOURCES:
         return folder_source(source, part)
     if kind is SourceType.PYTHON:
         return SourceView(kind, part, call=literal(source.function), kwargs=keywords(source.kwargs))
@@ -207,9 +226,16 @@ def _data(spec: Spec, adapted: Adapted) -> DataView:
     variable = batching is not Batching.BATCH
     shard_policy, shard_reason = _shard_policy(spec)
     bucket = train.bucket_by_sequence_length
+    placement = resolve_in_memory(spec)
+    tests = test_fields(spec, lambda source, part: _source(source, part, spec))
+    sources = [
+        _source(train.source, Part.TRAIN, spec),
+        *([_source(validation.source, Part.VALIDATION)] if validation else []),
+        *([tests["test"]] if "test" in tests else []),
+    ]
     return DataView(
-        train=_source(train.source, Part.TRAIN, spec),
-        validation=_source(validation.source, Part.VALIDATION) if validation else None,
+        train=sources[0],
+        validation=sources[1] if validation else None,
         split=spec.data.validation_split,
         stratify=spec.data.stratify,
         has_validation=has_validation(spec),
@@ -233,7 +259,7 @@ def _data(spec: Spec, adapted: Adapted) -> DataView:
         augment=[keras_call(layer, "layers") for layer in train.augment],
         augment_optional=bool(adapted.batches and train.augment),
         layer_input=next(iter(spec.model.inputs)),
-        placement=resolve_in_memory(spec),
+        placement=placement,
         shard_policy=shard_policy,
         shard_reason=shard_reason,
         synthetic_train=train.source.examples if train.source.type == "synthetic" else 16 * train.batch_size,
@@ -241,8 +267,11 @@ def _data(spec: Spec, adapted: Adapted) -> DataView:
         if validation and validation.source.type == "synthetic"
         else 4 * validation_batch,
         validation_steps=spec.train.validation_steps,
-        **test_fields(spec, lambda source, part: _source(source, part, spec)),
+        drawn=[source for source in sources if source.type is SourceType.SYNTHETIC],
+        read=[source for source in sources if source.type is not SourceType.SYNTHETIC],
+        **tests,
         **_loaders(spec),
+        **_pipelines(spec, placement),
     )
 
 
@@ -250,16 +279,33 @@ def _loaders(spec: Spec) -> dict[str, bool]:
     """The DataView's choices of what load_data and train_pipeline are made of."""
     data, train = spec.data, spec.data.train
     types = {SourceType(source.type) for source in data_sources(spec)}
-    folder = SourceType(train.source.type).folder
-    shuffles_files = folder and bool(train.shuffle) and train.cache is False
     return {
         "splits_beside_test": bool(data.validation_split) and (data.test is not None or data.test_split is not None),
-        "decodes_in_order": folder and not shuffles_files,
+        "split_function": "split_files" if SourceType(train.source.type) in FOLDER_SOURCES else "split_arrays",
         "preprocessed_input": bool(train.preprocess) and spec.model.builder is None,
         "loads_npz": SourceType.NPZ in types,
         "loads_tfrecord": SourceType.TFRECORD in types,
         "loads_keras": SourceType.KERAS in types,
         "imports_zipfile": any(Module.ZIPFILE in SOURCE_IMPORTS.get(kind, ()) for kind in types),
+    }
+
+
+def _pipelines(spec: Spec, placement: Placement) -> dict[str, bool]:
+    """The DataView's choices of how the pipelines read each part and where layers run on it."""
+    data, train = spec.data, spec.data.train
+    folder = SourceType(train.source.type) in FOLDER_SOURCES
+    shuffles_files = folder and bool(train.shuffle) and train.cache is False
+    in_memory = placement is not Placement.STREAM
+    return {
+        "lists_train_files": folder,
+        "lists_validation_files": SourceType((data.validation or train).source.type) in FOLDER_SOURCES,
+        "lists_test_files": SourceType((data.test or train).source.type) in FOLDER_SOURCES,
+        "shuffles_files": shuffles_files,
+        "decodes_in_order": folder and not shuffles_files,
+        "maps_layers": bool(train.preprocess or train.augment),
+        "preprocess_in_step": in_memory and bool(train.preprocess),
+        "augment_in_step": in_memory and bool(train.augment),
+        "prepare_in_step": in_memory and bool(train.preprocess or train.augment),
     }
 
 
@@ -324,12 +370,15 @@ def _step(spec: Spec, outputs: list[OutputView]) -> StepView:
         jit=resolve_jit(spec),
         not_compiled=strings_reason(spec),
         accumulation=spec.train.gradient_accumulation_steps,
+        accumulates=spec.train.gradient_accumulation_steps > 1,
         variable_batches=not train.drop_remainder or train.bucket_by_sequence_length is not None,
         allow_unused=spec.train.allow_unused_variables,
         skip_nonfinite=spec.train.on_nonfinite == "skip",
         check_numerics=spec.debug.check_numerics,
         clipping=clipping,
         weighting=weighting,
+        weighting_module=weighting in ADAPTIVE,
+        updates_weighting=weighting is Weighting.EMA_RATIO,
         loss_total=_loss_total(weighting),
         weights=None if weighting is Weighting.UNIT else literal(weights),
         ema_decay=spec.loss_weighting.decay,
@@ -351,13 +400,13 @@ def _gradient_route(spec: Spec, clipped: bool, weighting: Weighting) -> dict[str
     return {
         "sums_for_loss_scale": summed_for_loss_scale and not clipped,
         "gradients_summed_across_replicas": summed_for_loss_scale or clipped,
-        "keeps_task_losses": not skips or weighting.updates_in_step,
+        "keeps_task_losses": not skips or weighting is Weighting.EMA_RATIO,
         "stops_on_nonfinite": not skips,
     }
 
 
 def _loss_total(weighting: Weighting) -> LossTotal:
-    if weighting.adaptive:
+    if weighting in ADAPTIVE:
         return LossTotal.LEARNED
     return LossTotal.WEIGHTED if weighting is Weighting.STATIC else LossTotal.SUM
 

@@ -19,16 +19,6 @@ class Weighting(Enum):
     UNCERTAINTY = "uncertainty"  # learned log-variances, trained with the model
     EMA_RATIO = "ema_ratio"  # weights moved toward each loss's share after every update
 
-    @property
-    def adaptive(self) -> bool:
-        """The script defines a LossWeighting module (checkpointed, its weights in the history)."""
-        return self not in (Weighting.UNIT, Weighting.STATIC)
-
-    @property
-    def updates_in_step(self) -> bool:
-        """The train step calls `LossWeighting.update` after each update."""
-        return self is Weighting.EMA_RATIO
-
 
 class LossTotal(Enum):
     """How the step turns the outputs' per-example losses into the one it optimises."""
@@ -57,10 +47,9 @@ class SourceType(Enum):
     IMAGE_FOLDER = "image_folder"
     TEXT_FOLDER = "text_folder"
 
-    @property
-    def folder(self) -> bool:
-        """A folder source: a file list, decoded as it streams (see tfgen_runtime/files.py)."""
-        return self in (SourceType.IMAGE_FOLDER, SourceType.TEXT_FOLDER)
+
+# Folder sources: a file list, decoded as it streams (see tfgen_runtime/files.py).
+FOLDER_SOURCES = frozenset({SourceType.IMAGE_FOLDER, SourceType.TEXT_FOLDER})
 
 
 class Part(Enum):
@@ -111,7 +100,7 @@ class LineKind(Enum):
     ADD = "add"
 
 
-@dataclass
+@dataclass(frozen=True)
 class LayerLine:
     """One line of a layer stack, wired: it reads `source` and assigns `target`."""
 
@@ -122,7 +111,7 @@ class LayerLine:
     shortcut: str = ""  # ADD: the variable the block's input was kept in
 
 
-@dataclass
+@dataclass(frozen=True)
 class FieldView:
     name: str
     shape: str  # a tuple literal
@@ -131,7 +120,7 @@ class FieldView:
     names: str | None = None  # a tuple literal of the class names, in id order
 
 
-@dataclass
+@dataclass(frozen=True)
 class Keywords:
     """Keyword arguments from the spec: `name=value` each when every name is an identifier,
     else one `**{...}` (values and the dict are literals)."""
@@ -140,7 +129,7 @@ class Keywords:
     unpacked: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class SourceView:
     """How one data source is loaded (the data template has a block per `type`)."""
 
@@ -160,14 +149,14 @@ class SourceView:
     options: list[str] = field(default_factory=list)  # csv: `name=literal` keyword arguments not at their default
 
 
-@dataclass
+@dataclass(frozen=True)
 class Cache:
     """`Dataset.cache`: in memory, or in a file."""
 
     arguments: str = ""  # of `rt.cached` after the source: none in memory; a file, what made it
 
 
-@dataclass
+@dataclass(frozen=True)
 class Padding:
     """Options of `Dataset.padded_batch` (literals); None: Keras's default."""
 
@@ -175,7 +164,7 @@ class Padding:
     values: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class HeldOut:
     """`rt.held_out`'s call: the names its three parts are assigned to, and its keyword arguments."""
 
@@ -183,7 +172,7 @@ class HeldOut:
     arguments: str  # "validation=VALIDATION_SPLIT, test=TEST_SPLIT, stratify=True", as the split has them
 
 
-@dataclass
+@dataclass(frozen=True)
 class DataView:
     train: SourceView
     validation: SourceView | None
@@ -223,56 +212,22 @@ class DataView:
     loads_tfrecord: bool = False  # the script defines load_tfrecord
     loads_keras: bool = False  # the script defines load_keras_dataset
     imports_zipfile: bool = False  # the script imports zipfile (for load_npz)
-
-    @property
-    def memory(self) -> bool:
-        return self.placement is not Placement.STREAM
-
-    @property
-    def stream(self) -> bool:
-        return self.placement is not Placement.MEMORY
-
-    @property
-    def validation_source(self) -> SourceView:
-        """Where validation examples come from: the validation source, or the training one
-        (`validation_split`)."""
-        return self.validation or self.train
-
-    @property
-    def test_source(self) -> SourceView:
-        """Where test examples come from: the test source, or the training one (`test_split`)."""
-        return self.test or self.train
-
-    @property
-    def shuffles_files(self) -> bool:
-        """A folder source's (path, label) pairs are shuffled, then decoded (cached: decoded first)."""
-        return self.train.type.folder and bool(self.shuffle) and self.cache_train is None
-
-    @property
-    def maps_layers(self) -> bool:
-        """Preprocessing or augmentation layers run on the batches (through `layer_map`)."""
-        return bool(self.preprocess or self.augment)
-
-    @property
-    def sources(self) -> list[SourceView]:
-        return [self.train] + ([self.validation] if self.validation else []) + ([self.test] if self.test else [])
-
-    @property
-    def source_types(self) -> frozenset[SourceType]:
-        return frozenset(source.type for source in self.sources)
-
-    @property
-    def drawn(self) -> list[SourceView]:
-        """Synthetic sources: the same random arrays with or without `--synthetic`."""
-        return [source for source in self.sources if source.type is SourceType.SYNTHETIC]
-
-    @property
-    def read(self) -> list[SourceView]:
-        """Sources read from real data (`--synthetic` draws random arrays instead)."""
-        return [source for source in self.sources if source.type is not SourceType.SYNTHETIC]
+    drawn: list[SourceView] = field(default_factory=list)  # synthetic sources: random arrays, --synthetic or not
+    read: list[SourceView] = field(default_factory=list)  # sources read from real data (--synthetic draws instead)
+    # rt.listed: the part comes from a folder source, a file list decoded as it streams.
+    lists_train_files: bool = False
+    lists_validation_files: bool = False  # the validation source's, or the training one's (validation_split)
+    lists_test_files: bool = False  # the test source's, or the training one's (test_split)
+    split_function: str = "split_arrays"  # the rt function holding the validation rows out of the training ones
+    shuffles_files: bool = False  # a folder's (path, label) pairs are shuffled, then decoded (cached: decoded first)
+    maps_layers: bool = False  # preprocessing or augmentation layers run on the batches (through `layer_map`)
+    # Batches sliced from in-memory arrays are preprocessed or augmented in the step.
+    preprocess_in_step: bool = False
+    augment_in_step: bool = False
+    prepare_in_step: bool = False  # either of them
 
 
-@dataclass
+@dataclass(frozen=True)
 class OutputView:
     name: str
     layers: list[LayerLine]
@@ -280,15 +235,11 @@ class OutputView:
     # Keras losses reduce only the last axis; targets of rank >= 2 (e.g. masks) leave more axes,
     # which are averaged per example as Keras's default reduction does.
     mean_per_example: bool
+    loss_key: str  # the history key of this output's loss (when there are several outputs)
     metrics: list[tuple[str, str]] = field(default_factory=list)  # (history key, constructor)
 
-    @property
-    def loss_key(self) -> str:
-        """The history key of this output's loss (when there are several outputs)."""
-        return f"{self.name}_loss"
 
-
-@dataclass
+@dataclass(frozen=True)
 class BranchView:
     """One input's own layers: from `inputs[name]` into `branches[name]`."""
 
@@ -296,7 +247,7 @@ class BranchView:
     lines: list[LayerLine]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelView:
     builder: str | None  # package.module:function
     builder_kwargs: Keywords | None
@@ -309,18 +260,11 @@ class ModelView:
     vocabulary_copies: dict[str, str]  # a lookup sized by its vocabulary -> its copy's constructor call
     kept_outside: dict[str, str]  # adapted layer type -> dtype of the checkpoint's copy (KEPT_OUTSIDE)
     adapts_strings: bool  # an adapted layer learns a vocabulary of strings (StringLookup, TextVectorization)
-
-    @property
-    def several_outputs(self) -> bool:
-        return len(self.outputs) > 1
-
-    @property
-    def averaged_outputs(self) -> list[OutputView]:
-        """Outputs whose losses are averaged over more than the last axis."""
-        return [output for output in self.outputs if output.mean_per_example]
+    several_outputs: bool  # losses and metrics are keyed by output
+    averaged_outputs: list[OutputView]  # outputs whose losses are averaged over more than the last axis
 
 
-@dataclass
+@dataclass(frozen=True)
 class OptimizerView:
     call: str  # the constructor; when the rate is wrapped, it takes the name `learning_rate`
     learning_rate: str  # the rate's own code (a literal or a schedule), which a wrapped rate starts from
@@ -333,19 +277,16 @@ class OptimizerView:
     docstring: list[str]  # build_optimizer's docstring lines (none: nothing scales the rate)
 
 
-@dataclass
+@dataclass(frozen=True)
 class PrecisionView:
     policy: str | None  # None: float32
     loss_scaling: bool
     warns_without_gpu: bool  # float16 is for GPUs: on a CPU the script says it is slower there
     check_builder_outputs: bool  # a builder model must give float32 outputs
-
-    @property
-    def compute_dtype(self) -> str:
-        return (self.policy or "float32").removeprefix("mixed_")
+    compute_dtype: str  # what the layers compute in
 
 
-@dataclass
+@dataclass(frozen=True)
 class DistributionView:
     kind: StrategyKind
     device: str
@@ -353,49 +294,44 @@ class DistributionView:
     cpu_replicas: int | None  # the default of the script's --cpu-replicas
     communication: str
     timeout: float | None  # multi_worker_mirrored: seconds a collective may wait for a peer
-
-    @property
-    def multi_replica(self) -> bool:
-        return self.kind in (StrategyKind.MIRRORED, StrategyKind.MULTI_WORKER)
+    multi_replica: bool  # each replica computes a part of the batch's gradients
 
 
-@dataclass
+@dataclass(frozen=True)
 class Clipping:
     kind: ClipKind
     limit: float
 
 
-@dataclass
+@dataclass(frozen=True)
 class StepView:
     jit: Jit
     accumulation: int
+    accumulates: bool  # an update sums the gradients of ACCUMULATION_STEPS micro-batches
     variable_batches: bool
     allow_unused: bool
     skip_nonfinite: bool
+    stops_on_nonfinite: bool  # a non-finite loss stops the run (on_nonfinite is not `skip`)
     check_numerics: bool
     clipping: Clipping | None
     weighting: Weighting
+    weighting_module: bool  # the script defines a LossWeighting module (checkpointed, its weights in the history)
+    updates_weighting: bool  # the train step calls `LossWeighting.update` after each update
     loss_total: LossTotal
     weights: str | None  # LOSS_WEIGHTS literal
     ema_decay: float
     steps_per_execution: int | None
     deterministic: bool
-    not_compiled: str | None = None  # why the step is never XLA-compiled, where strings are why
     # Loss scaling across replicas, no clipping: the step sums the gradients itself (Keras's
     # LossScaleOptimizer checks the gradients it is given: summed, they hold every replica's).
-    sums_for_loss_scale: bool = False
+    sums_for_loss_scale: bool
     # Clipped, or summed for loss scaling: applied by rt.apply_reduced, not summed again.
-    gradients_summed_across_replicas: bool = False
-    keeps_task_losses: bool = False  # an accumulating step keeps the last part's losses (recorded, or weighed)
-    stops_on_nonfinite: bool = False  # a non-finite loss stops the run (on_nonfinite is not `skip`)
-
-    @property
-    def accumulates(self) -> bool:
-        """An update sums the gradients of ACCUMULATION_STEPS micro-batches."""
-        return self.accumulation > 1
+    gradients_summed_across_replicas: bool
+    keeps_task_losses: bool  # an accumulating step keeps the last part's losses (recorded, or weighed)
+    not_compiled: str | None = None  # why the step is never XLA-compiled, where strings are why
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrackerArgs:
     """A tracker's arguments: the monitored value, then keyword arguments (literals)."""
 
@@ -403,7 +339,7 @@ class TrackerArgs:
     options: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrackersView:
     early_stopping: TrackerArgs | None
     restore_best: bool
@@ -412,27 +348,23 @@ class TrackersView:
     best_weights: bool  # the best weights are kept (for keep_best or restore_best)
 
 
-@dataclass
+@dataclass(frozen=True)
 class CheckpointView:
     every_epochs: int | None  # None: every epoch (or every_steps)
     every_steps: int | None
     keep: int
     fresh: bool  # `resume: never`: every run discards the previous one
     exports: str  # the literal list of exports rt.export writes: ["keras", "saved_model"], or fewer
-
-    @property
-    def periodic(self) -> bool:
-        """Saves are every N steps or N epochs: the last epoch is saved whatever N."""
-        return bool(self.every_steps or self.every_epochs)
+    periodic: bool  # saves are every N steps or N epochs: the last epoch is saved whatever N
 
 
-@dataclass
+@dataclass(frozen=True)
 class Profile:
     start_step: int
     steps: int
 
 
-@dataclass
+@dataclass(frozen=True)
 class LoggingView:
     tensorboard: bool
     every_steps: int
@@ -440,7 +372,13 @@ class LoggingView:
     validation_every: int | None  # None: after every epoch (or no validation)
 
 
-@dataclass
+@dataclass(frozen=True)
+class PhaseView:
+    phases: list[str]  # each phase's `rt.Phase(...)`
+    rate_factor: bool  # some phase scales the rate (the optimizer's rate is wrapped)
+
+
+@dataclass(frozen=True)
 class View:
     header: dict[str, str]
     made_by: str  # the script's MADE_BY: its spec, the spec's sha256 (SPEC_SHA256), data files, tfgen
@@ -461,37 +399,8 @@ class View:
     trackers: TrackersView
     checkpoint: CheckpointView
     logging: LoggingView
-    phases: Any = None  # tfgen.generate.phase_plan.PhaseView: `train.phases` (None: none)
-
-    @property
-    def boundaries(self) -> list[Boundary]:
-        """Step counts where a chunk of steps must end (saves, summaries, the profile window)."""
-        found = []
-        if self.checkpoint.every_steps:
-            found.append(Boundary.CHECKPOINT)
-        if self.logging.tensorboard:
-            found.append(Boundary.SUMMARIES)
-        if self.logging.profile:
-            found.append(Boundary.PROFILE)
-        return found
-
-    @property
-    def augment_in_step(self) -> bool:
-        return self.data.memory and bool(self.data.augment)
-
-    @property
-    def preprocess_in_step(self) -> bool:
-        return self.data.memory and bool(self.data.preprocess)
-
-    @property
-    def prepare_in_step(self) -> bool:
-        """Batches sliced from in-memory arrays are preprocessed or augmented in the step."""
-        return self.preprocess_in_step or self.augment_in_step
-
-    @property
-    def skip_everywhere(self) -> bool:
-        """Keras's LossScaleOptimizer checks the gradients it is given: they are summed first."""
-        return self.precision.loss_scaling and self.distribution.multi_replica
+    boundaries: list[Boundary]  # step counts where a chunk of steps must end (saves, summaries, the profile)
+    phases: PhaseView | None  # `train.phases` (None: none)
 
 
 # The enums templates compare view fields against (registered as Jinja globals by name).
