@@ -5,6 +5,8 @@ crashing script are built and trained by tests/generate/test_spec_space.py.)"""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from conftest import ROOT, snapshot
 
 from tfgen.cli import main
@@ -19,7 +21,7 @@ def break_the_heads(monkeypatch):
     def broken(*args, **kwargs):
         lines = wire(*args, **kwargs)
         if lines and lines[-1].target.startswith("outputs["):
-            lines[-1].source = "hidden"
+            lines[-1] = replace(lines[-1], source="hidden")  # views are frozen
         return lines
 
     monkeypatch.setattr(plan, "layer_lines", broken)

@@ -3,11 +3,19 @@ named for what the template does with it (tfgen/generate/plan*.py), never a comb
 
 from __future__ import annotations
 
+import black
+import jinja2.meta
 import pytest
+from conftest import ROOT
 from jinja2 import nodes
 
-from tfgen.generate.render import environment, templates_dir
+from tfgen import __version__
+from tfgen.generate.plan import make_view
+from tfgen.generate.render import BLACK_MODE, environment, render, templates_dir
 from tfgen.generate.views import TEMPLATE_ENUMS
+from tfgen.paths import display_path
+from tfgen.spec.resolve import resolve
+from tfgen.spec.validate import validate
 
 TEMPLATES = sorted(templates_dir().glob("*.jinja"))
 ENUM_NAMES = {kind.__name__ for kind in TEMPLATE_ENUMS}
@@ -69,3 +77,25 @@ def test_a_compound_or_computed_condition_is_refused(condition):
     for allowed in ("a.b", "loop.last", "a.kind is sameas Jit.GPU"):
         branches = conditions(f"{{% if {allowed} %}}x{{% elif {allowed} %}}y{{% endif %}}")
         assert len(branches) == 2 and all(one_named_field(test) for _, test in branches)
+
+
+def macros() -> set[str]:
+    """The macros the templates define (one template's may be called from one it includes)."""
+    return {macro.name for path in TEMPLATES for macro in environment().parse(path.read_text()).find_all(nodes.Macro)}
+
+
+@pytest.mark.parametrize("path", [path for path in TEMPLATES if path.name != "starter.yaml.jinja"], ids=lambda p: p.name)
+def test_script_templates_read_one_view_root(path):
+    """Everything a script template reads comes from `v` (tfgen.generate.views.View), besides
+    the enums and the macros of the templates that include it."""
+    read = jinja2.meta.find_undeclared_variables(environment().parse(path.read_text(encoding="utf-8")))
+    assert read - macros() <= {"v"}
+
+
+def test_the_script_renders_from_the_view_alone():
+    """The script is the view laid out: `v` alone renders every byte `tfgen build` writes."""
+    path = ROOT / "specs" / "multitask.yaml"
+    spec = validate(resolve(path, display_path(path), []))
+    view = make_view(spec, spec_path="specs/multitask.yaml", spec_sha256="0" * 64, version=__version__, spec_dir=".")
+    alone = black.format_str(environment().get_template("script.py.jinja").render(v=view), mode=BLACK_MODE)
+    assert alone == render(spec, spec_path="specs/multitask.yaml", sha256="0" * 64, spec_dir=".")

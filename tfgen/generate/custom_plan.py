@@ -4,10 +4,10 @@ where it is used; nothing of it is emitted for a spec that names none."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from tfgen.generate.code import literal
+from tfgen.generate.views import Binding, CustomView
 from tfgen.spec.custom_objects import PLACES, is_custom, local_name, references_in, spec_objects
 from tfgen.spec.loader import dotted
 from tfgen.spec.models import Spec
@@ -15,31 +15,6 @@ from tfgen.spec.models.model import Residual
 
 # The top-level names a script with custom losses defines or imports besides the others.
 CUSTOM_NAMES = frozenset(["functools", "build_losses"])
-
-
-@dataclass(frozen=True)
-class Binding:
-    """`name = <code>` at the top of the function that uses it: `rt.function(reference,
-    SPEC_DIR, place)` for a loss (`rt.per_example_loss` makes it), else
-    `rt.own_object(reference, SPEC_DIR, place, places)`, which names the spec's place of a
-    constructor call that raises. `place` is the kind of Keras object it must be (`layers`,
-    `losses`, ...: rt.imports)."""
-
-    name: str
-    code: str
-
-
-@dataclass(frozen=True)
-class CustomView:
-    """The bindings of each script function that builds Keras objects."""
-
-    model: list[Binding]
-    preprocess: list[Binding]
-    augment: list[Binding]
-    losses: list[Binding]  # any: the losses are made by `build_losses()` (once), not at import
-    metrics: list[Binding]
-    optimizer: list[Binding]
-    losses_code: str  # what the script's code reads the losses from
 
 
 def custom_view(spec: Spec) -> CustomView:

@@ -3,20 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tfgen.generate.code import literal
+from tfgen.generate.views import ExampleWeightsView
 from tfgen.spec.models import Spec
-
-
-@dataclass(frozen=True)
-class ExampleWeightsView:
-    """The weights of each training example's loss (the templates' `w`)."""
-
-    class_weights: str | None  # the CLASS_WEIGHTS literal: {target: {class id: weight} or "balanced"}
-    sample_weight: str | None  # the literal name of the training source's array or column
-    npz_weights: bool  # load_npz reads an array of example weights
-    used: bool  # the step weighs the examples' losses
 
 
 def example_weights_view(spec: Spec) -> ExampleWeightsView:

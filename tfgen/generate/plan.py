@@ -10,12 +10,15 @@ from __future__ import annotations
 import json
 
 from tfgen.generate.code import Adapted, argument, float32_head, keras_call, keywords, layer_lines, literal
+from tfgen.generate.custom_plan import custom_view
 from tfgen.generate.decisions import Placement, resolve_in_memory, resolve_jit, strings_reason
+from tfgen.generate.example_weights import example_weights_view
 from tfgen.generate.folder_plan import folder_description, folder_source
 from tfgen.generate.identity import data_files, source_files, state_sha256
 from tfgen.generate.model_plan import branch_views, model_view, model_words
 from tfgen.generate.phase_plan import phase_named, phase_view, rate_factors
 from tfgen.generate.plan_data import csv_view, data_sources, test_fields
+from tfgen.generate.source_calls import with_calls
 from tfgen.generate.tfds_plan import tfds_view
 from tfgen.generate.views import (
     FOLDER_SOURCES,
@@ -127,19 +130,29 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
             if has_validation(spec) and spec.train.validation_every > 1
             else None,
         ),
-        boundaries=_boundaries(spec),
+        chunk_ends=_chunk_ends(spec),
+        weights=example_weights_view(spec),
+        custom=custom_view(spec),
         phases=phase_view(spec),
     )
 
 
-def _boundaries(spec: Spec) -> list[Boundary]:
-    """Step counts where a chunk of steps must end (saves, summaries, the profile window)."""
-    ends = {
+# The steps left to each step count a chunk of steps must stop at.
+CHUNK_ENDS = {
+    Boundary.CHECKPOINT: "CHECKPOINT_EVERY_STEPS - done % CHECKPOINT_EVERY_STEPS",
+    Boundary.SUMMARIES: "LOG_EVERY_STEPS - done % LOG_EVERY_STEPS",
+    Boundary.PROFILE: "trainer.profiler.steps_to_edge(done)",
+}
+
+
+def _chunk_ends(spec: Spec) -> list[str]:
+    """Where a chunk of steps must end: at saves, summaries, the profile window's edges."""
+    used = {
         Boundary.CHECKPOINT: spec.checkpoint.every_steps,
         Boundary.SUMMARIES: spec.logging.tensorboard,
         Boundary.PROFILE: spec.logging.profile,
     }
-    return [boundary for boundary, used in ends.items() if used]
+    return [CHUNK_ENDS[boundary] for boundary, needed in used.items() if needed]
 
 
 def _made_by(spec: Spec, spec_path: str, version: str) -> str:
@@ -227,10 +240,12 @@ def _data(spec: Spec, adapted: Adapted) -> DataView:
     shard_policy, shard_reason = _shard_policy(spec)
     bucket = train.bucket_by_sequence_length
     placement = resolve_in_memory(spec)
-    tests = test_fields(spec, lambda source, part: _source(source, part, spec))
+    weights = example_weights_view(spec)
+    npz_weights = weights.sample_weight if weights.npz_weights else None
+    tests = test_fields(spec, lambda source, part: with_calls(_source(source, part, spec), npz_weights))
     sources = [
-        _source(train.source, Part.TRAIN, spec),
-        *([_source(validation.source, Part.VALIDATION)] if validation else []),
+        with_calls(_source(train.source, Part.TRAIN, spec), npz_weights),
+        *([with_calls(_source(validation.source, Part.VALIDATION), npz_weights)] if validation else []),
         *([tests["test"]] if "test" in tests else []),
     ]
     return DataView(
@@ -376,10 +391,12 @@ def _step(spec: Spec, outputs: list[OutputView]) -> StepView:
         skip_nonfinite=spec.train.on_nonfinite == "skip",
         check_numerics=spec.debug.check_numerics,
         clipping=clipping,
+        clip_line=CLIP_LINES[clipping.kind] if clipping else "",
         weighting=weighting,
         weighting_module=weighting in ADAPTIVE,
         updates_weighting=weighting is Weighting.EMA_RATIO,
         loss_total=_loss_total(weighting),
+        loss_total_code=LOSS_TOTAL_CODE[_loss_total(weighting)],
         weights=None if weighting is Weighting.UNIT else literal(weights),
         ema_decay=spec.loss_weighting.decay,
         steps_per_execution=None if spec.train.steps_per_execution == "auto" else spec.train.steps_per_execution,
@@ -403,6 +420,20 @@ def _gradient_route(spec: Spec, clipped: bool, weighting: Weighting) -> dict[str
         "keeps_task_losses": not skips or weighting is Weighting.EMA_RATIO,
         "stops_on_nonfinite": not skips,
     }
+
+
+# How clip_across_replicas clips the summed gradients, by the `train.gradient_clipping` field set.
+CLIP_LINES = {
+    ClipKind.GLOBAL_NORM: "gradients, _ = tf.clip_by_global_norm(gradients, CLIP_LIMIT)",
+    ClipKind.NORM: "gradients = [tf.clip_by_norm(g, CLIP_LIMIT) for g in gradients]",
+    ClipKind.VALUE: "gradients = [tf.clip_by_value(g, -CLIP_LIMIT, CLIP_LIMIT) for g in gradients]",
+}
+# The per-example loss the step optimises, from the outputs' `task_losses`.
+LOSS_TOTAL_CODE = {
+    LossTotal.SUM: "tf.add_n(list(task_losses.values()))",
+    LossTotal.WEIGHTED: "total_loss(task_losses)",
+    LossTotal.LEARNED: "self.weighting.total(task_losses)",
+}
 
 
 def _loss_total(weighting: Weighting) -> LossTotal:

@@ -1,5 +1,9 @@
 """The typed view of a script: what the templates lay out (no spec, no decisions here).
 
+One root, View (the templates' `v`), holds every other view. Views are plain data: the planner
+(tfgen.generate.plan and the *_plan modules) computes every field once, each choice the
+templates make named as one field (tests/generate/test_templates_decide_nothing.py).
+
 Each field carries data, each choice an enum; templates compare against the enums by member
 (`x is sameas Jit.GPU`), registered as Jinja globals from TEMPLATE_ENUMS.
 """
@@ -147,6 +151,8 @@ class SourceView:
     dataset: str = ""  # keras, tfds: the dataset's name
     split: str = ""
     options: list[str] = field(default_factory=list)  # csv: `name=literal` keyword arguments not at their default
+    read_call: str = ""  # load_data's call that reads it (tfgen.generate.source_calls)
+    draw_line: str = ""  # load_data's line that draws random arrays for its part instead
 
 
 @dataclass(frozen=True)
@@ -314,10 +320,12 @@ class StepView:
     stops_on_nonfinite: bool  # a non-finite loss stops the run (on_nonfinite is not `skip`)
     check_numerics: bool
     clipping: Clipping | None
+    clip_line: str  # clip_across_replicas's clipping of the summed `gradients` (none: not clipped)
     weighting: Weighting
     weighting_module: bool  # the script defines a LossWeighting module (checkpointed, its weights in the history)
     updates_weighting: bool  # the train step calls `LossWeighting.update` after each update
     loss_total: LossTotal
+    loss_total_code: str  # the per-example loss optimised, from the outputs' `task_losses`
     weights: str | None  # LOSS_WEIGHTS literal
     ema_decay: float
     steps_per_execution: int | None
@@ -373,6 +381,41 @@ class LoggingView:
 
 
 @dataclass(frozen=True)
+class ExampleWeightsView:
+    """The weights of each training example's loss (tfgen.generate.example_weights)."""
+
+    class_weights: str | None  # the CLASS_WEIGHTS literal: {target: {class id: weight} or "balanced"}
+    sample_weight: str | None  # the literal name of the training source's array or column
+    npz_weights: bool  # load_npz reads an array of example weights
+    used: bool  # the step weighs the examples' losses
+
+
+@dataclass(frozen=True)
+class Binding:
+    """`name = <code>` at the top of the function that uses it: `rt.function(reference,
+    SPEC_DIR, place)` for a loss (`rt.per_example_loss` makes it), else
+    `rt.own_object(reference, SPEC_DIR, place, places)`, which names the spec's place of a
+    constructor call that raises. `place` is the kind of Keras object it must be (`layers`,
+    `losses`, ...: rt.imports)."""
+
+    name: str
+    code: str
+
+
+@dataclass(frozen=True)
+class CustomView:
+    """The bindings of each script function that builds Keras objects (tfgen.generate.custom_plan)."""
+
+    model: list[Binding]
+    preprocess: list[Binding]
+    augment: list[Binding]
+    losses: list[Binding]  # any: the losses are made by `build_losses()` (once), not at import
+    metrics: list[Binding]
+    optimizer: list[Binding]
+    losses_code: str  # what the script's code reads the losses from
+
+
+@dataclass(frozen=True)
 class PhaseView:
     phases: list[str]  # each phase's `rt.Phase(...)`
     rate_factor: bool  # some phase scales the rate (the optimizer's rate is wrapped)
@@ -399,7 +442,10 @@ class View:
     trackers: TrackersView
     checkpoint: CheckpointView
     logging: LoggingView
-    boundaries: list[Boundary]  # step counts where a chunk of steps must end (saves, summaries, the profile)
+    weights: ExampleWeightsView
+    custom: CustomView
+    # Where a chunk of steps must end (saves, summaries, the profile window): the steps left to each.
+    chunk_ends: list[str]
     phases: PhaseView | None  # `train.phases` (None: none)
 
 
