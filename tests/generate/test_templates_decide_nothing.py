@@ -1,5 +1,6 @@
-"""The templates decide nothing: every `{% if %}` and `{% elif %}` tests one field the planner
-named for what the template does with it (tfgen/generate/plan*.py), never a combination of them."""
+"""The templates decide nothing: every `{% if %}`, `{% elif %}` and inline `x if y` tests one
+field the planner named for what the template does with it (tfgen/generate/plan*.py), never a
+combination of them; and everything they read comes from one view, `v`."""
 
 from __future__ import annotations
 
@@ -42,8 +43,9 @@ def one_named_field(test: nodes.Node) -> bool:
 
 
 def conditions(source: str) -> list[tuple[int, nodes.Node]]:
-    """(line, condition) of every `{% if %}` and `{% elif %}` of a template."""
-    return [(branch.lineno, branch.test) for branch in environment().parse(source).find_all(nodes.If)]
+    """(line, condition) of every `{% if %}`, `{% elif %}` and `{{ a if b else c }}` of a template."""
+    found = environment().parse(source).find_all((nodes.If, nodes.CondExpr))
+    return [(branch.lineno, branch.test) for branch in found]
 
 
 @pytest.mark.parametrize("path", TEMPLATES, ids=lambda path: path.name)
@@ -72,8 +74,9 @@ def test_template_conditions_test_one_named_field(path):
 )
 def test_a_compound_or_computed_condition_is_refused(condition):
     """What the template check refuses (a one-field condition passes: `a.b`, `a is sameas Jit.GPU`)."""
-    [(_, test)] = conditions(f"{{% if {condition} %}}x{{% endif %}}")
-    assert not one_named_field(test)
+    for template in ("{{% if {} %}}x{{% endif %}}", "{{{{ 'x' if {} }}}}"):
+        [(_, test)] = conditions(template.format(condition))
+        assert not one_named_field(test)
     for allowed in ("a.b", "loop.last", "a.kind is sameas Jit.GPU"):
         branches = conditions(f"{{% if {allowed} %}}x{{% elif {allowed} %}}y{{% endif %}}")
         assert len(branches) == 2 and all(one_named_field(test) for _, test in branches)
