@@ -8,8 +8,10 @@ templates lay the view out.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from tfgen.generate.code import Adapted, argument, float32_head, keras_call, keywords, layer_lines, literal
+from tfgen.generate.constants_plan import run_setting_lines, setting_lines
 from tfgen.generate.custom_plan import custom_view
 from tfgen.generate.decisions import Placement, resolve_in_memory, resolve_jit, strings_reason
 from tfgen.generate.example_weights import example_weights_view
@@ -74,7 +76,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
     branches = branch_views(spec, adapted, mixed)
     trunk = layer_lines(phase_named(spec).model.layers, adapted, mixed, source="x", variable="x", result="x")
     outputs = _outputs(phase_named(spec), adapted, mixed)
-    return View(
+    view = View(
         # The path lands in a comment: escape anything (a newline, say) that could end it.
         header={
             "version": version,
@@ -135,6 +137,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
         custom=custom_view(spec),
         phases=phase_view(spec),
     )
+    return replace(view, settings=setting_lines(view), run_settings=run_setting_lines(view))
 
 
 # The steps left to each step count a chunk of steps must stop at.

@@ -447,6 +447,10 @@ class View:
     # Where a chunk of steps must end (saves, summaries, the profile window): the steps left to each.
     chunk_ends: list[str]
     phases: PhaseView | None  # `train.phases` (None: none)
+    # The script's constants, line by line: before INPUTS (SPEC_DIR..STEPS_PER_EXECUTION) and
+    # after TARGETS (SYNTHETIC_TRAIN_EXAMPLES..PROFILE_STEPS); tfgen.generate.constants_plan.
+    settings: list[str] = field(default_factory=list)
+    run_settings: list[str] = field(default_factory=list)
 
 
 # The enums templates compare view fields against (registered as Jinja globals by name).
