@@ -13,7 +13,7 @@ from dataclasses import replace
 from tfgen.generate.code import Adapted, argument, float32_head, keras_call, keywords, layer_lines, literal
 from tfgen.generate.constants_plan import run_setting_lines, setting_lines
 from tfgen.generate.custom_plan import custom_view
-from tfgen.generate.decisions import Placement, resolve_in_memory, resolve_jit, strings_reason
+from tfgen.generate.decisions import Jit, Placement, resolve_in_memory, resolve_jit, strings_reason
 from tfgen.generate.example_weights import example_weights_view
 from tfgen.generate.folder_plan import folder_description, folder_source
 from tfgen.generate.identity import data_files, source_files, state_sha256
@@ -386,7 +386,7 @@ def _step(spec: Spec, outputs: list[OutputView]) -> StepView:
     train = spec.data.train
     return StepView(
         jit=resolve_jit(spec),
-        not_compiled=strings_reason(spec),
+        compile_lines=_compile_lines(resolve_jit(spec), strings_reason(spec)),
         accumulation=spec.train.gradient_accumulation_steps,
         accumulates=spec.train.gradient_accumulation_steps > 1,
         variable_batches=not train.drop_remainder or train.bucket_by_sequence_length is not None,
@@ -423,6 +423,28 @@ def _gradient_route(spec: Spec, clipped: bool, weighting: Weighting) -> dict[str
         "keeps_task_losses": not skips or weighting is Weighting.EMA_RATIO,
         "stops_on_nonfinite": not skips,
     }
+
+
+# The train step's XLA decorator, with why, by where it is compiled (Jit.OFF: none, see _compile_lines).
+COMPILE_LINES = {
+    Jit.GPU: [
+        "# XLA-compile the step where a GPU is visible (on CPU, oneDNN's convolutions beat XLA's);",
+        "# no AutoGraph: the step has no Python control flow over tensors for it to rewrite.",
+        '@tf.function(jit_compile=bool(tf.config.list_physical_devices("GPU")), autograph=False)',
+    ],
+    Jit.LONG: ["# XLA-compiled in long runs only (rt.StandardTrainer.compile_step_if_long)."],
+    Jit.ON: [
+        "# XLA-compile the per-replica step (not the loop that pulls from the iterator); no",
+        "# AutoGraph: the step has no Python control flow over tensors for it to rewrite.",
+        "@tf.function(jit_compile=True, autograph=False)",
+    ],
+}
+
+
+def _compile_lines(jit: Jit, not_compiled: str | None) -> list[str]:
+    """The lines above `def train_step`: its decorator, or why it is never XLA-compiled."""
+    reason = [f"# Not XLA-compiled: {not_compiled}."] if not_compiled else []
+    return COMPILE_LINES.get(jit, reason)
 
 
 # How clip_across_replicas clips the summed gradients, by the `train.gradient_clipping` field set.

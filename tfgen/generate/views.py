@@ -336,7 +336,7 @@ class StepView:
     # Clipped, or summed for loss scaling: applied by rt.apply_reduced, not summed again.
     gradients_summed_across_replicas: bool
     keeps_task_losses: bool  # an accumulating step keeps the last part's losses (recorded, or weighed)
-    not_compiled: str | None = None  # why the step is never XLA-compiled, where strings are why
+    compile_lines: list[str]  # the train step's XLA decorator and why (or why not), above its `def`
 
 
 @dataclass(frozen=True)
