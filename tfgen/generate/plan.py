@@ -111,6 +111,7 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
             communication=spec.strategy.communication.upper(),
             timeout=spec.strategy.timeout_seconds if spec.strategy.type == "multi_worker_mirrored" else None,
             multi_replica=MULTI_REPLICA.get(spec.strategy.type, False),
+            lines=STRATEGY_LINES[StrategyKind(spec.strategy.type)](spec.strategy),
         ),
         step=_step(spec, outputs),
         trackers=_trackers(spec),
@@ -138,6 +139,32 @@ def make_view(spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spe
         phases=phase_view(spec),
     )
     return replace(view, settings=setting_lines(view), run_settings=run_setting_lines(view))
+
+
+# main's lines that make `strategy`, by its kind (given `spec.strategy`).
+STRATEGY_LINES = {
+    StrategyKind.DEFAULT: lambda _: [
+        "# The default strategy: one device, through the same distributed code path as many.",
+        "strategy = tf.distribute.get_strategy()",
+    ],
+    StrategyKind.ONE_DEVICE: lambda strategy: [
+        f"strategy = tf.distribute.OneDeviceStrategy(rt.existing_device({literal(strategy.device)}))"
+    ],
+    StrategyKind.MIRRORED: lambda strategy: [
+        "# Synchronous data parallelism over this machine's devices (checked to exist: a missing one",
+        "# would hang), or over N logical CPU devices with --cpu-replicas N (to test the replicas).",
+        f"devices = rt.mirrored_devices({literal(strategy.devices)}, args.cpu_replicas)",
+        "strategy = tf.distribute.MirroredStrategy(devices)",
+    ],
+    StrategyKind.MULTI_WORKER: lambda strategy: [
+        "# Synchronous data parallelism over the workers that TF_CONFIG names.",
+        "implementation = tf.distribute.experimental.CommunicationImplementation."
+        + strategy.communication.upper(),
+        "options = tf.distribute.experimental.CommunicationOptions(implementation=implementation"
+        + (", timeout_seconds=COLLECTIVE_TIMEOUT_SECONDS)" if strategy.timeout_seconds else ")"),
+        "strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)",
+    ],
+}
 
 
 # The steps left to each step count a chunk of steps must stop at.

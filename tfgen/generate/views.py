@@ -301,6 +301,7 @@ class DistributionView:
     communication: str
     timeout: float | None  # multi_worker_mirrored: seconds a collective may wait for a peer
     multi_replica: bool  # each replica computes a part of the batch's gradients
+    lines: list[str]  # main's lines that make `strategy`
 
 
 @dataclass(frozen=True)
