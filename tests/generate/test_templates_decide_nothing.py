@@ -52,7 +52,11 @@ def conditions(source: str) -> list[tuple[int, nodes.Node]]:
 def test_template_conditions_test_one_named_field(path):
     source = path.read_text(encoding="utf-8")
     lines = source.splitlines()
-    decided = [f"{path.name}:{line}: {lines[line - 1].strip()}" for line, test in conditions(source) if not one_named_field(test)]
+    decided = [
+        f"{path.name}:{line}: {lines[line - 1].strip()}"
+        for line, test in conditions(source)
+        if not one_named_field(test)
+    ]
     assert not decided, "conditions the planner should name as one field:\n" + "\n".join(decided)
 
 
@@ -87,7 +91,9 @@ def macros() -> set[str]:
     return {macro.name for path in TEMPLATES for macro in environment().parse(path.read_text()).find_all(nodes.Macro)}
 
 
-@pytest.mark.parametrize("path", [path for path in TEMPLATES if path.name != "starter.yaml.jinja"], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", [path for path in TEMPLATES if path.name != "starter.yaml.jinja"], ids=lambda p: p.name
+)
 def test_script_templates_read_one_view_root(path):
     """Everything a script template reads comes from `v` (tfgen.generate.views.View), besides
     the enums and the macros of the templates that include it."""

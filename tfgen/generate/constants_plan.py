@@ -18,7 +18,10 @@ def setting_lines(v: View) -> list[str]:
     examples = "GLOBAL_BATCH_SIZE * ACCUMULATION_STEPS" if s.accumulates else "GLOBAL_BATCH_SIZE"
     return _used(
         [
-            (v.spec_dir, [f"SPEC_DIR = Path(__file__).resolve().parent / {v.spec_dir}  # user modules: see rt.function"]),
+            (
+                v.spec_dir,
+                [f"SPEC_DIR = Path(__file__).resolve().parent / {v.spec_dir}  # user modules: see rt.function"],
+            ),
             (True, [f"EPOCHS = {v.epochs}", f"GLOBAL_BATCH_SIZE = {d.batch_size}"]),
             (d.has_validation, [f"VALIDATION_BATCH_SIZE = {d.validation_batch_size}"]),
             (d.shuffle, [f"SHUFFLE_BUFFER = {d.shuffle}"]),

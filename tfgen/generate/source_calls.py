@@ -37,9 +37,11 @@ READ_CALLS: dict[SourceType, Callable[[SourceView, str], str]] = {
     SourceType.KERAS: lambda s, _: f"load_keras_dataset({s.dataset}, {s.split})",
     SourceType.TFRECORD: lambda s, _: f"load_tfrecord({s.path}, {s.features}, {s.compression})",
     SourceType.TFDS: lambda s, _: f"rt.load_tfds({s.dataset}, {s.split}, INPUTS, TARGETS{_more(s.kwargs)})",
-    SourceType.CSV: lambda s, _: f"rt.read_csv({s.path}, INPUTS, TARGETS, x={s.x}, y={s.y}"
-    + "".join(f", {option}" for option in s.options)
-    + ")",
+    SourceType.CSV: lambda s, _: (
+        f"rt.read_csv({s.path}, INPUTS, TARGETS, x={s.x}, y={s.y}"
+        + "".join(f", {option}" for option in s.options)
+        + ")"
+    ),
     SourceType.IMAGE_FOLDER: lambda s, _: f"rt.image_folder({s.path}, INPUTS, TARGETS, {keyword_text(s.kwargs)})",
     SourceType.TEXT_FOLDER: lambda s, _: f"rt.text_folder({s.path}, INPUTS, TARGETS)",
     SourceType.SYNTHETIC: lambda s, _: "",  # drawn, never read
