@@ -27,7 +27,7 @@ from tfgen.generate.folder_plan import folder_description, folder_source
 from tfgen.generate.identity import data_files, source_files, state_sha256
 from tfgen.generate.model_plan import branch_views, model_view, model_words
 from tfgen.generate.phase_plan import phase_named, phase_view, rate_factors
-from tfgen.generate.plan_data import csv_view, data_sources, test_fields
+from tfgen.generate.plan_data import csv_view, data_sources, load_data_returns, test_fields
 from tfgen.generate.source_calls import with_calls
 from tfgen.generate.tfds_plan import tfds_view
 from tfgen.generate.views import (
@@ -294,13 +294,15 @@ def _data(spec: Spec, adapted: Adapted) -> DataView:
     )
 
 
-def _loaders(spec: Spec) -> dict[str, bool]:
+def _loaders(spec: Spec) -> dict[str, bool | str]:
     """The DataView's choices of what load_data and train_pipeline are made of."""
     data, train = spec.data, spec.data.train
     types = {SourceType(source.type) for source in data_sources(spec)}
+    split_function = "split_files" if SourceType(train.source.type) in FOLDER_SOURCES else "split_arrays"
     return {
         "splits_beside_test": bool(data.validation_split) and (data.test is not None or data.test_split is not None),
-        "split_function": "split_files" if SourceType(train.source.type) in FOLDER_SOURCES else "split_arrays",
+        "split_function": split_function,
+        "returns": load_data_returns(spec, split_function),
         "preprocessed_input": bool(train.preprocess) and spec.model.builder is None,
         "loads_npz": SourceType.NPZ in types,
         "loads_tfrecord": SourceType.TFRECORD in types,

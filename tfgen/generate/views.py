@@ -225,6 +225,7 @@ class DataView:
     lists_validation_files: bool = False  # the validation source's, or the training one's (validation_split)
     lists_test_files: bool = False  # the test source's, or the training one's (test_split)
     split_function: str = "split_arrays"  # the rt function holding the validation rows out of the training ones
+    returns: str = ""  # what load_data returns (tfgen.generate.plan_data.load_data_returns)
     shuffles_files: bool = False  # a folder's (path, label) pairs are shuffled, then decoded (cached: decoded first)
     maps_layers: bool = False  # preprocessing or augmentation layers run on the batches (through `layer_map`)
     # Batches sliced from in-memory arrays are preprocessed or augmented in the step.
