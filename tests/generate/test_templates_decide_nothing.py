@@ -43,9 +43,10 @@ def one_named_field(test: nodes.Node) -> bool:
 
 
 def conditions(source: str) -> list[tuple[int, nodes.Node]]:
-    """(line, condition) of every `{% if %}`, `{% elif %}` and `{{ a if b else c }}` of a template."""
-    found = environment().parse(source).find_all((nodes.If, nodes.CondExpr))
-    return [(branch.lineno, branch.test) for branch in found]
+    """(line, condition) of every `{% if %}`, `{% elif %}`, `{{ a if b else c }}` and
+    `{% for x in xs if c %}` of a template."""
+    found = environment().parse(source).find_all((nodes.If, nodes.CondExpr, nodes.For))
+    return [(branch.lineno, branch.test) for branch in found if branch.test is not None]
 
 
 @pytest.mark.parametrize("path", TEMPLATES, ids=lambda path: path.name)
@@ -78,7 +79,7 @@ def test_template_conditions_test_one_named_field(path):
 )
 def test_a_compound_or_computed_condition_is_refused(condition):
     """What the template check refuses (a one-field condition passes: `a.b`, `a is sameas Jit.GPU`)."""
-    for template in ("{{% if {} %}}x{{% endif %}}", "{{{{ 'x' if {} }}}}"):
+    for template in ("{{% if {} %}}x{{% endif %}}", "{{{{ 'x' if {} }}}}", "{{% for x in xs if {} %}}x{{% endfor %}}"):
         [(_, test)] = conditions(template.format(condition))
         assert not one_named_field(test)
     for allowed in ("a.b", "loop.last", "a.kind is sameas Jit.GPU"):
