@@ -32,15 +32,15 @@ def test_cifar_view():
     assert v.data.placement is Placement.STREAM  # in_memory: false in the spec
     assert v.precision.loss_scaling and v.precision.compute_dtype == "float16"
     assert v.step.jit is Jit.OFF  # XLA under MirroredStrategy failed on CPU devices (tfgen/generate/decisions.py)
-    assert v.distribution.multi_replica and v.augment_in_step is False
+    assert v.distribution.multi_replica and v.data.augment_in_step is False
     assert v.optimizer.learning_rate.startswith("keras.optimizers.schedules.CosineDecay(")
 
 
 def test_multitask_and_sequences_views():
     multitask, sequences = view_of("multitask"), view_of("sequences")
-    assert multitask.step.weighting is Weighting.UNCERTAINTY and multitask.step.weighting.adaptive
+    assert multitask.step.weighting is Weighting.UNCERTAINTY and multitask.step.weighting_module
     assert multitask.step.clipping == Clipping(ClipKind.GLOBAL_NORM, 1.0)
-    assert multitask.step.loss_total is LossTotal.LEARNED and not multitask.step.weighting.updates_in_step
+    assert multitask.step.loss_total is LossTotal.LEARNED and not multitask.step.updates_weighting
     assert [o.mean_per_example for o in multitask.model.outputs] == [False, True]
     assert sequences.data.batching is Batching.BUCKETED and sequences.step.jit is Jit.OFF
     assert sequences.step.variable_batches and sequences.data.validation_padded is not None

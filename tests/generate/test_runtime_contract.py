@@ -130,7 +130,7 @@ def test_scripts_use_the_runtimes_public_names_only(tmp_path):
     scripts = {path.name: path.read_text() for path in (ROOT / "generated").glob("*.py")}
     scripts["folder.py"] = build(tmp_path, folder, "folder").read_text()
     used = {name for text in scripts.values() for name in rt_names(text)}
-    assert "split_files" in used and "split_arrays" in used  # the planner's `splitter`, both ways
+    assert "split_files" in used and "split_arrays" in used  # the planner's `split_function`, both ways
     assert used <= public_names(), sorted(used - public_names())
     for name, text in scripts.items():
         assert runtime_imports(text) == [

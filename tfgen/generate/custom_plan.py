@@ -4,10 +4,10 @@ where it is used; nothing of it is emitted for a spec that names none."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from tfgen.generate.code import literal
+from tfgen.generate.views import Binding, CustomView
 from tfgen.spec.custom_objects import PLACES, is_custom, local_name, references_in, spec_objects
 from tfgen.spec.loader import dotted
 from tfgen.spec.models import Spec
@@ -17,42 +17,13 @@ from tfgen.spec.models.model import Residual
 CUSTOM_NAMES = frozenset(["functools", "build_losses"])
 
 
-@dataclass(frozen=True)
-class Binding:
-    """`name = <code>` at the top of the function that uses it: `rt.function(reference,
-    SPEC_DIR, place)` for a loss (`rt.per_example_loss` makes it), else
-    `rt.own_object(reference, SPEC_DIR, place, places)`, which names the spec's place of a
-    constructor call that raises. `place` is the kind of Keras object it must be (`layers`,
-    `losses`, ...: rt.imports)."""
-
-    name: str
-    code: str
-
-
-@dataclass(frozen=True)
-class CustomView:
-    """The bindings of each script function that builds Keras objects."""
-
-    model: list[Binding]
-    preprocess: list[Binding]
-    augment: list[Binding]
-    losses: list[Binding]  # any: the losses are made by `build_losses()` (once), not at import
-    metrics: list[Binding]
-    optimizer: list[Binding]
-
-    @property
-    def losses_code(self) -> str:
-        """What the script's code reads the losses from."""
-        return "build_losses()" if self.losses else "LOSSES"
-
-
 def custom_view(spec: Spec) -> CustomView:
     objects = spec_objects(spec)
     bindings = {
         part: [_binding(part, ref, place, located) for _, ref, place in references_in(located, PLACES[part])]
         for part, located in objects.items()
     }
-    return CustomView(**bindings)
+    return CustomView(**bindings, losses_code="build_losses()" if bindings["losses"] else "LOSSES")
 
 
 def _binding(part: str, reference: str, place: str | None, located: list[tuple[tuple, Any]]) -> Binding:

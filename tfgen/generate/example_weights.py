@@ -3,24 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tfgen.generate.code import literal
+from tfgen.generate.views import ExampleWeightsView
 from tfgen.spec.models import Spec
-
-
-@dataclass
-class ExampleWeightsView:
-    """The weights of each training example's loss (the templates' `w`)."""
-
-    class_weights: str | None  # the CLASS_WEIGHTS literal: {target: {class id: weight} or "balanced"}
-    sample_weight: str | None  # the literal name of the training source's array or column
-    npz_weights: bool  # load_npz reads an array of example weights
-
-    @property
-    def used(self) -> bool:
-        """Whether the step weighs the examples' losses."""
-        return self.class_weights is not None or self.sample_weight is not None
 
 
 def example_weights_view(spec: Spec) -> ExampleWeightsView:
@@ -34,6 +19,7 @@ def example_weights_view(spec: Spec) -> ExampleWeightsView:
         class_weights=literal(requested) if requested else None,
         sample_weight=None if column is None else literal(column),
         npz_weights=column is not None and spec.data.train.source.type == "npz",
+        used=bool(requested) or column is not None,
     )
 
 

@@ -52,6 +52,8 @@ def model_view(spec: Spec, wiring: Wiring, outputs: list[OutputView]) -> ModelVi
         vocabulary_copies=adapted.copies,
         kept_outside=kept_outside,
         adapts_strings="string" in kept_outside.values(),
+        several_outputs=len(outputs) > 1,
+        averaged_outputs=[output for output in outputs if output.mean_per_example],
     )
 
 

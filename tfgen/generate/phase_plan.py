@@ -4,9 +4,8 @@ so that the script finds them by name."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tfgen.generate.code import literal
+from tfgen.generate.views import PhaseView
 from tfgen.spec.finetune_rules import item_name, located_items
 from tfgen.spec.models import Spec
 from tfgen.spec.models.applications import ApplicationSpec
@@ -14,12 +13,6 @@ from tfgen.spec.models.model import Residual
 from tfgen.spec.models.phases import TRUNK
 
 PHASE_NAMES = frozenset({"PHASES", "ScaledByPhase"})  # the script's top-level names for phases
-
-
-@dataclass
-class PhaseView:
-    phases: list[str]  # each phase's `rt.Phase(...)`
-    rate_factor: bool  # some phase scales the rate (the optimizer's rate is wrapped)
 
 
 def frozen_groups(spec: Spec) -> set[str]:

@@ -8,20 +8,35 @@ templates lay the view out.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import PurePosixPath
 
 from tfgen.generate.code import argument, keras_call, keywords, literal
-from tfgen.generate.decisions import resolve_in_memory, resolve_jit, strings_reason
+from tfgen.generate.code_lines import (
+    BUILD_OPTIMIZER,
+    CHUNK_ENDS,
+    CLIP_LINES,
+    COMPILE_LINES,
+    LOSS_TOTAL_CODE,
+    STRATEGY_LINES,
+)
+from tfgen.generate.constants_plan import run_setting_lines, setting_lines
+from tfgen.generate.custom_plan import custom_view
+from tfgen.generate.decisions import Jit, Placement, resolve_in_memory, resolve_jit, strings_reason
+from tfgen.generate.example_weights import example_weights_view
 from tfgen.generate.folder_plan import folder_description, folder_source
 from tfgen.generate.identity import data_files, source_files, state_sha256
 from tfgen.generate.model_plan import model_view, model_words
 from tfgen.generate.phase_plan import phase_view, rate_factors
-from tfgen.generate.plan_data import csv_view, data_sources, test_fields
+from tfgen.generate.plan_data import csv_view, data_sources, load_data_returns, test_fields
 from tfgen.generate.runtime import RUNTIME_VERSION, missing_line
+from tfgen.generate.source_calls import with_calls
 from tfgen.generate.tfds_plan import tfds_view
 from tfgen.generate.views import (
+    FOLDER_SOURCES,
     SOURCE_IMPORTS,
     Batching,
+    Boundary,
     Cache,
     CheckpointView,
     ClipKind,
@@ -31,6 +46,7 @@ from tfgen.generate.views import (
     FieldView,
     LoggingView,
     LossTotal,
+    Module,
     OptimizerView,
     OutputView,
     Padding,
@@ -56,6 +72,10 @@ FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
 RUNTIME_MODULE = RUNTIME_PACKAGE  # the support package written beside the scripts
+# Strategies whose replicas each compute a part of the batch's gradients.
+MULTI_REPLICA = {"mirrored": True, "multi_worker_mirrored": True}
+# Loss weightings learned or moved while training: a LossWeighting module, checkpointed.
+ADAPTIVE = frozenset({Weighting.UNCERTAINTY, Weighting.EMA_RATIO})
 
 
 def make_view(
@@ -66,7 +86,7 @@ def make_view(
     the runtime copied beside it (`tfgen build --vendor`), not the installed one."""
     wiring = model_wiring(spec, output_names(spec))
     outputs = _outputs(spec, wiring)
-    return View(
+    view = View(
         # The path lands in a comment: escape anything (a newline, say) that could end it.
         header={
             "version": version,
@@ -92,6 +112,7 @@ def make_view(
             loss_scaling=spec.precision == "mixed_float16",
             warns_without_gpu=spec.precision == "mixed_float16",
             check_builder_outputs=spec.precision != "float32" and spec.model.builder is not None,
+            compute_dtype=spec.precision.removeprefix("mixed_"),
         ),
         distribution=DistributionView(
             kind=StrategyKind(spec.strategy.type),
@@ -100,6 +121,8 @@ def make_view(
             cpu_replicas=spec.strategy.cpu_replicas,
             communication=spec.strategy.communication.upper(),
             timeout=spec.strategy.timeout_seconds if spec.strategy.type == "multi_worker_mirrored" else None,
+            multi_replica=MULTI_REPLICA.get(spec.strategy.type, False),
+            lines=STRATEGY_LINES[StrategyKind(spec.strategy.type)](spec.strategy),
         ),
         step=_step(spec, outputs),
         trackers=_trackers(spec),
@@ -109,6 +132,7 @@ def make_view(
             keep=spec.checkpoint.keep,
             fresh=spec.checkpoint.resume == "never",
             exports=literal([kind for kind in ("keras", "saved_model") if kind in spec.checkpoint.export]),
+            periodic=bool(spec.checkpoint.every_steps or _every_epochs(spec)),
         ),
         logging=LoggingView(
             tensorboard=spec.logging.tensorboard,
@@ -120,8 +144,22 @@ def make_view(
             if has_validation(spec) and spec.train.validation_every > 1
             else None,
         ),
+        chunk_ends=_chunk_ends(spec),
+        weights=example_weights_view(spec),
+        custom=custom_view(spec),
         phases=phase_view(spec),
     )
+    return replace(view, settings=setting_lines(view), run_settings=run_setting_lines(view))
+
+
+def _chunk_ends(spec: Spec) -> list[str]:
+    """Where a chunk of steps must end: at saves, summaries, the profile window's edges."""
+    used = {
+        Boundary.CHECKPOINT: spec.checkpoint.every_steps,
+        Boundary.SUMMARIES: spec.logging.tensorboard,
+        Boundary.PROFILE: spec.logging.profile,
+    }
+    return [CHUNK_ENDS[boundary] for boundary, needed in used.items() if needed]
 
 
 def _made_by(spec: Spec, spec_path: str, version: str) -> str:
@@ -166,6 +204,7 @@ def _outputs(spec: Spec, wiring: Wiring) -> list[OutputView]:
                 layers=[step.line() for step in wiring.heads[name]],
                 loss=keras_call(spec.losses[name], "losses", {"reduction": "None"}),
                 mean_per_example=len(spec.targets[name].shape) >= 2,
+                loss_key=f"{name}_loss",
                 metrics=metrics.get(name, []),
             )
         )
@@ -176,7 +215,7 @@ def _source(source, part: Part, spec: Spec | None = None) -> SourceView:
     kind = SourceType(source.type)
     if kind is SourceType.CSV:
         return csv_view(source, part, spec)
-    if kind.folder:
+    if kind in FOLDER_SOURCES:
         return folder_source(source, part)
     if kind is SourceType.PYTHON:
         return SourceView(kind, part, call=literal(source.function), kwargs=keywords(source.kwargs))
@@ -204,13 +243,20 @@ def _data(spec: Spec, wiring: Wiring) -> DataView:
     variable = batching is not Batching.BATCH
     shard_policy, shard_reason = _shard_policy(spec)
     bucket = train.bucket_by_sequence_length
-    sources = data_sources(spec)
+    placement = resolve_in_memory(spec)
+    weights = example_weights_view(spec)
+    npz_weights = weights.sample_weight if weights.npz_weights else None
+    tests = test_fields(spec, lambda source, part: with_calls(_source(source, part, spec), npz_weights))
+    sources = [
+        with_calls(_source(train.source, Part.TRAIN, spec), npz_weights),
+        *([with_calls(_source(validation.source, Part.VALIDATION), npz_weights)] if validation else []),
+        *([tests["test"]] if "test" in tests else []),
+    ]
     return DataView(
-        train=_source(train.source, Part.TRAIN, spec),
-        validation=_source(validation.source, Part.VALIDATION) if validation else None,
+        train=sources[0],
+        validation=sources[1] if validation else None,
         split=spec.data.validation_split,
         stratify=spec.data.stratify,
-        splitter="rt.split_files" if SourceType(train.source.type).folder else "rt.split_arrays",
         has_validation=has_validation(spec),
         batch_size=train.batch_size,
         validation_batch_size=validation_batch,
@@ -232,7 +278,7 @@ def _data(spec: Spec, wiring: Wiring) -> DataView:
         augment=[step.code for step in wiring.pipeline["augment"]],
         augment_optional=bool(wiring.adapted.batches and train.augment),
         layer_input=next(iter(spec.model.inputs)),
-        placement=resolve_in_memory(spec),
+        placement=placement,
         shard_policy=shard_policy,
         shard_reason=shard_reason,
         synthetic_train=train.source.examples if train.source.type == "synthetic" else 16 * train.batch_size,
@@ -240,9 +286,48 @@ def _data(spec: Spec, wiring: Wiring) -> DataView:
         if validation and validation.source.type == "synthetic"
         else 4 * validation_batch,
         validation_steps=spec.train.validation_steps,
-        imports=frozenset(m for s in sources for m in SOURCE_IMPORTS.get(SourceType(s.type), ())),
-        **test_fields(spec, lambda source, part: _source(source, part, spec)),
+        drawn=[source for source in sources if source.type is SourceType.SYNTHETIC],
+        read=[source for source in sources if source.type is not SourceType.SYNTHETIC],
+        **tests,
+        **_loaders(spec),
+        **_pipelines(spec, placement),
     )
+
+
+def _loaders(spec: Spec) -> dict[str, bool | str]:
+    """The DataView's choices of what load_data and train_pipeline are made of."""
+    data, train = spec.data, spec.data.train
+    types = {SourceType(source.type) for source in data_sources(spec)}
+    split_function = "split_files" if SourceType(train.source.type) in FOLDER_SOURCES else "split_arrays"
+    return {
+        "splits_beside_test": bool(data.validation_split) and (data.test is not None or data.test_split is not None),
+        "split_function": split_function,
+        "returns": load_data_returns(spec, split_function),
+        "preprocessed_input": bool(train.preprocess) and spec.model.builder is None,
+        "loads_npz": SourceType.NPZ in types,
+        "loads_tfrecord": SourceType.TFRECORD in types,
+        "loads_keras": SourceType.KERAS in types,
+        "imports_zipfile": any(Module.ZIPFILE in SOURCE_IMPORTS.get(kind, ()) for kind in types),
+    }
+
+
+def _pipelines(spec: Spec, placement: Placement) -> dict[str, bool]:
+    """The DataView's choices of how the pipelines read each part and where layers run on it."""
+    data, train = spec.data, spec.data.train
+    folder = SourceType(train.source.type) in FOLDER_SOURCES
+    shuffles_files = folder and bool(train.shuffle) and train.cache is False
+    in_memory = placement is not Placement.STREAM
+    return {
+        "lists_train_files": folder,
+        "lists_validation_files": SourceType((data.validation or train).source.type) in FOLDER_SOURCES,
+        "lists_test_files": SourceType((data.test or train).source.type) in FOLDER_SOURCES,
+        "shuffles_files": shuffles_files,
+        "decodes_in_order": folder and not shuffles_files,
+        "maps_layers": bool(train.preprocess or train.augment),
+        "preprocess_in_step": in_memory and bool(train.preprocess),
+        "augment_in_step": in_memory and bool(train.augment),
+        "prepare_in_step": in_memory and bool(train.preprocess or train.augment),
+    }
 
 
 def optimizer_view(spec: Spec) -> OptimizerView:
@@ -255,11 +340,18 @@ def optimizer_view(spec: Spec) -> OptimizerView:
     if warmup is not None or plateau is not None or rate_factors(spec):  # WarmUp/ScaledOnPlateau/ByPhase wrap it
         others = [f"{arg}={argument(arg, value)}" for arg, value in optimizer.args.items() if arg != "learning_rate"]
         call = f"keras.optimizers.{optimizer.type}({', '.join(['learning_rate=learning_rate', *others])})"
+    by_phase = rate_factors(spec)
+    parameters, arguments, docstring = BUILD_OPTIMIZER[plateau is not None, by_phase]
     return OptimizerView(
         call=call,
         learning_rate=rate_code,
         warmup={"steps": warmup.steps, "initial": literal(warmup.initial)} if warmup else None,
         plateau={k: literal(v) for k, v in plateau.model_dump().items()} if plateau else None,
+        scaled_by_phase=by_phase,
+        rate_wrapped=warmup is not None or plateau is not None or by_phase,
+        parameters=parameters,
+        arguments=arguments,
+        docstring=docstring,
     )
 
 
@@ -279,24 +371,53 @@ def _step(spec: Spec, outputs: list[OutputView]) -> StepView:
     train = spec.data.train
     return StepView(
         jit=resolve_jit(spec),
-        not_compiled=strings_reason(spec),
+        compile_lines=_compile_lines(resolve_jit(spec), strings_reason(spec)),
         accumulation=spec.train.gradient_accumulation_steps,
+        accumulates=spec.train.gradient_accumulation_steps > 1,
         variable_batches=not train.drop_remainder or train.bucket_by_sequence_length is not None,
         allow_unused=spec.train.allow_unused_variables,
         skip_nonfinite=spec.train.on_nonfinite == "skip",
         check_numerics=spec.debug.check_numerics,
         clipping=clipping,
+        clip_line=CLIP_LINES[clipping.kind] if clipping else "",
         weighting=weighting,
+        weighting_module=weighting in ADAPTIVE,
+        updates_weighting=weighting is Weighting.EMA_RATIO,
         loss_total=_loss_total(weighting),
+        loss_total_code=LOSS_TOTAL_CODE[_loss_total(weighting)],
         weights=None if weighting is Weighting.UNIT else literal(weights),
         ema_decay=spec.loss_weighting.decay,
         steps_per_execution=None if spec.train.steps_per_execution == "auto" else spec.train.steps_per_execution,
         deterministic=spec.deterministic,
+        **_gradient_route(spec, clipping is not None, weighting),
     )
 
 
+def _gradient_route(spec: Spec, clipped: bool, weighting: Weighting) -> dict[str, bool]:
+    """Where the step sums the gradients across replicas, and what it keeps for after the update.
+
+    Keras's LossScaleOptimizer checks the gradients it is given for inf/NaN: under several
+    replicas they are summed first (by the clipping, or on their own), so that it skips a bad
+    step on every replica.
+    """
+    summed_for_loss_scale = spec.precision == "mixed_float16" and MULTI_REPLICA.get(spec.strategy.type, False)
+    skips = spec.train.on_nonfinite == "skip"
+    return {
+        "sums_for_loss_scale": summed_for_loss_scale and not clipped,
+        "gradients_summed_across_replicas": summed_for_loss_scale or clipped,
+        "keeps_task_losses": not skips or weighting is Weighting.EMA_RATIO,
+        "stops_on_nonfinite": not skips,
+    }
+
+
+def _compile_lines(jit: Jit, not_compiled: str | None) -> list[str]:
+    """The lines above `def train_step`: its decorator, or why it is never XLA-compiled."""
+    reason = [f"# Not XLA-compiled: {not_compiled}."] if not_compiled else []
+    return COMPILE_LINES.get(jit, reason)
+
+
 def _loss_total(weighting: Weighting) -> LossTotal:
-    if weighting.adaptive:
+    if weighting in ADAPTIVE:
         return LossTotal.LEARNED
     return LossTotal.WEIGHTED if weighting is Weighting.STATIC else LossTotal.SUM
 
@@ -317,6 +438,7 @@ def _trackers(spec: Spec) -> TrackersView:
         keep_best=TrackerArgs(literal(keep.monitor), {"mode": literal(keep.mode)} if keep.mode != "auto" else {})
         if keep
         else None,
+        best_weights=keep is not None or bool(stopping and stopping.restore_best_weights),
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from tfgen.generate.code import literal
 from tfgen.generate.views import HeldOut, Part, SourceType, SourceView
 from tfgen.spec.models import Spec
+from tfgen.spec.names import has_validation
 
 # The names a script binds for its test data (added to script_names.SCRIPT_NAMES).
 TEST_NAMES = frozenset(["TEST_SPLIT", "TEST_BATCH_SIZE", "SYNTHETIC_TEST_EXAMPLES", "test_pipeline"])
@@ -78,3 +79,17 @@ def _held_out_view(spec: Spec) -> HeldOut | None:
     if data.stratify:
         arguments.append("stratify=True")
     return HeldOut(names=", ".join(names), arguments=", ".join(arguments))
+
+
+def load_data_returns(spec: Spec, split_function: str) -> str:
+    """What load_data returns: `train, validation[, test]`, the validation rows split off the
+    training ones (`validation_split` without a test part), or `None` for no validation."""
+    data = spec.data
+    stratify = ", stratify=True" if data.stratify else ""
+    if data.test is not None or data.test_split is not None:
+        return f"train, {'validation' if has_validation(spec) else 'None'}, test"
+    if _held_out(spec):
+        return "train, validation"
+    if data.validation_split:
+        return f"rt.{split_function}(train, VALIDATION_SPLIT, SEED{stratify})"
+    return "train, validation" if data.validation is not None else "train, None"

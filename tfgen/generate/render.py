@@ -10,8 +10,6 @@ import jinja2
 from tfgen import __version__
 from tfgen.generate import templates_dir
 from tfgen.generate.code import literal
-from tfgen.generate.custom_plan import custom_view
-from tfgen.generate.example_weights import example_weights_view
 from tfgen.generate.plan import make_view
 from tfgen.generate.views import TEMPLATE_ENUMS
 from tfgen.spec.models import Spec
@@ -53,6 +51,5 @@ def render(spec: Spec, *, spec_path: str, sha256: str, spec_dir: str, vendored: 
     view = make_view(
         spec, spec_path=spec_path, spec_sha256=sha256, version=__version__, spec_dir=spec_dir, vendored=vendored
     )
-    weights = example_weights_view(spec)
-    source = environment().get_template("script.py.jinja").render(v=view, w=weights, c=custom_view(spec))
+    source = environment().get_template("script.py.jinja").render(v=view)
     return black.format_str(source, mode=BLACK_MODE)

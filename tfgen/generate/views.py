@@ -1,5 +1,9 @@
 """The typed view of a script: what the templates lay out (no spec, no decisions here).
 
+One root, View (the templates' `v`), holds every other view. Views are plain data: the planner
+(tfgen.generate.plan and the *_plan modules) computes every field once, each choice the
+templates make named as one field (tests/generate/test_templates_decide_nothing.py).
+
 Each field carries data, each choice an enum; templates compare against the enums by member
 (`x is sameas Jit.GPU`), registered as Jinja globals from TEMPLATE_ENUMS.
 """
@@ -18,16 +22,6 @@ class Weighting(Enum):
     STATIC = "static"  # fixed weights
     UNCERTAINTY = "uncertainty"  # learned log-variances, trained with the model
     EMA_RATIO = "ema_ratio"  # weights moved toward each loss's share after every update
-
-    @property
-    def adaptive(self) -> bool:
-        """The script defines a LossWeighting module (checkpointed, its weights in the history)."""
-        return self not in (Weighting.UNIT, Weighting.STATIC)
-
-    @property
-    def updates_in_step(self) -> bool:
-        """The train step calls `LossWeighting.update` after each update."""
-        return self is Weighting.EMA_RATIO
 
 
 class LossTotal(Enum):
@@ -57,10 +51,9 @@ class SourceType(Enum):
     IMAGE_FOLDER = "image_folder"
     TEXT_FOLDER = "text_folder"
 
-    @property
-    def folder(self) -> bool:
-        """A folder source: a file list, decoded as it streams (see tfgen_runtime/files.py)."""
-        return self in (SourceType.IMAGE_FOLDER, SourceType.TEXT_FOLDER)
+
+# Folder sources: a file list, decoded as it streams (see tfgen_runtime/files.py).
+FOLDER_SOURCES = frozenset({SourceType.IMAGE_FOLDER, SourceType.TEXT_FOLDER})
 
 
 class Part(Enum):
@@ -111,7 +104,7 @@ class LineKind(Enum):
     ADD = "add"
 
 
-@dataclass
+@dataclass(frozen=True)
 class LayerLine:
     """One line of a layer stack, wired: it reads `source` and assigns `target`."""
 
@@ -122,7 +115,7 @@ class LayerLine:
     shortcut: str = ""  # ADD: the variable the block's input was kept in
 
 
-@dataclass
+@dataclass(frozen=True)
 class FieldView:
     name: str
     shape: str  # a tuple literal
@@ -131,7 +124,7 @@ class FieldView:
     names: str | None = None  # a tuple literal of the class names, in id order
 
 
-@dataclass
+@dataclass(frozen=True)
 class Keywords:
     """Keyword arguments from the spec: `name=value` each when every name is an identifier,
     else one `**{...}` (values and the dict are literals)."""
@@ -140,7 +133,7 @@ class Keywords:
     unpacked: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class SourceView:
     """How one data source is loaded (the data template has a block per `type`)."""
 
@@ -158,16 +151,18 @@ class SourceView:
     dataset: str = ""  # keras, tfds: the dataset's name
     split: str = ""
     options: list[str] = field(default_factory=list)  # csv: `name=literal` keyword arguments not at their default
+    read_call: str = ""  # load_data's call that reads it (tfgen.generate.source_calls)
+    draw_line: str = ""  # load_data's line that draws random arrays for its part instead
 
 
-@dataclass
+@dataclass(frozen=True)
 class Cache:
     """`Dataset.cache`: in memory, or in a file."""
 
     arguments: str = ""  # of `rt.cached` after the source: none in memory; a file, what made it
 
 
-@dataclass
+@dataclass(frozen=True)
 class Padding:
     """Options of `Dataset.padded_batch` (literals); None: Keras's default."""
 
@@ -175,7 +170,7 @@ class Padding:
     values: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class HeldOut:
     """`rt.held_out`'s call: the names its three parts are assigned to, and its keyword arguments."""
 
@@ -183,7 +178,7 @@ class HeldOut:
     arguments: str  # "validation=VALIDATION_SPLIT, test=TEST_SPLIT, stratify=True", as the split has them
 
 
-@dataclass
+@dataclass(frozen=True)
 class DataView:
     train: SourceView
     validation: SourceView | None
@@ -210,64 +205,36 @@ class DataView:
     synthetic_train: int
     synthetic_validation: int
     validation_steps: int | None
-    imports: frozenset[Module]  # modules the sources' loaders need
     test: SourceView | None = None  # a test source of its own
     test_split: float | None = None
     has_test: bool = False  # a test source, or test_split: the final model is tested
     test_batch_size: int = 0
     synthetic_test: int = 0
     held_out: HeldOut | None = None  # None: rt.split_arrays holds out the validation rows (or nothing is held out)
-    splitter: str = "rt.split_arrays"  # what holds the validation rows out: rt.split_files for a folder source
-
-    @property
-    def memory(self) -> bool:
-        return self.placement is not Placement.STREAM
-
-    @property
-    def stream(self) -> bool:
-        return self.placement is not Placement.MEMORY
-
-    @property
-    def validation_source(self) -> SourceView:
-        """Where validation examples come from: the validation source, or the training one
-        (`validation_split`)."""
-        return self.validation or self.train
-
-    @property
-    def test_source(self) -> SourceView:
-        """Where test examples come from: the test source, or the training one (`test_split`)."""
-        return self.test or self.train
-
-    @property
-    def shuffles_files(self) -> bool:
-        """A folder source's (path, label) pairs are shuffled, then decoded (cached: decoded first)."""
-        return self.train.type.folder and bool(self.shuffle) and self.cache_train is None
-
-    @property
-    def maps_layers(self) -> bool:
-        """Preprocessing or augmentation layers run on the batches (through `layer_map`)."""
-        return bool(self.preprocess or self.augment)
-
-    @property
-    def sources(self) -> list[SourceView]:
-        return [self.train] + ([self.validation] if self.validation else []) + ([self.test] if self.test else [])
-
-    @property
-    def source_types(self) -> frozenset[SourceType]:
-        return frozenset(source.type for source in self.sources)
-
-    @property
-    def drawn(self) -> list[SourceView]:
-        """Synthetic sources: the same random arrays with or without `--synthetic`."""
-        return [source for source in self.sources if source.type is SourceType.SYNTHETIC]
-
-    @property
-    def read(self) -> list[SourceView]:
-        """Sources read from real data (`--synthetic` draws random arrays instead)."""
-        return [source for source in self.sources if source.type is not SourceType.SYNTHETIC]
+    splits_beside_test: bool = False  # load_data splits the validation rows off before returning a test part
+    decodes_in_order: bool = False  # a folder's files decoded in order (not shuffled first)
+    preprocessed_input: bool = False  # the script defines `preprocessed`: the model's input after preprocessing
+    loads_npz: bool = False  # the script defines load_npz
+    loads_tfrecord: bool = False  # the script defines load_tfrecord
+    loads_keras: bool = False  # the script defines load_keras_dataset
+    imports_zipfile: bool = False  # the script imports zipfile (for load_npz)
+    drawn: list[SourceView] = field(default_factory=list)  # synthetic sources: random arrays, --synthetic or not
+    read: list[SourceView] = field(default_factory=list)  # sources read from real data (--synthetic draws instead)
+    # rt.listed: the part comes from a folder source, a file list decoded as it streams.
+    lists_train_files: bool = False
+    lists_validation_files: bool = False  # the validation source's, or the training one's (validation_split)
+    lists_test_files: bool = False  # the test source's, or the training one's (test_split)
+    split_function: str = "split_arrays"  # the rt function holding the validation rows out of the training ones
+    returns: str = ""  # what load_data returns (tfgen.generate.plan_data.load_data_returns)
+    shuffles_files: bool = False  # a folder's (path, label) pairs are shuffled, then decoded (cached: decoded first)
+    maps_layers: bool = False  # preprocessing or augmentation layers run on the batches (through `layer_map`)
+    # Batches sliced from in-memory arrays are preprocessed or augmented in the step.
+    preprocess_in_step: bool = False
+    augment_in_step: bool = False
+    prepare_in_step: bool = False  # either of them
 
 
-@dataclass
+@dataclass(frozen=True)
 class OutputView:
     name: str
     layers: list[LayerLine]
@@ -275,15 +242,11 @@ class OutputView:
     # Keras losses reduce only the last axis; targets of rank >= 2 (e.g. masks) leave more axes,
     # which are averaged per example as Keras's default reduction does.
     mean_per_example: bool
+    loss_key: str  # the history key of this output's loss (when there are several outputs)
     metrics: list[tuple[str, str]] = field(default_factory=list)  # (history key, constructor)
 
-    @property
-    def loss_key(self) -> str:
-        """The history key of this output's loss (when there are several outputs)."""
-        return f"{self.name}_loss"
 
-
-@dataclass
+@dataclass(frozen=True)
 class BranchView:
     """One input's own layers: from `inputs[name]` into `branches[name]`."""
 
@@ -291,7 +254,7 @@ class BranchView:
     lines: list[LayerLine]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelView:
     builder: str | None  # package.module:function
     builder_kwargs: Keywords | None
@@ -305,42 +268,33 @@ class ModelView:
     vocabulary_copies: dict[str, str]  # a lookup sized by its vocabulary -> its copy's constructor call
     kept_outside: dict[str, str]  # adapted layer type -> dtype of the checkpoint's copy (KEPT_OUTSIDE)
     adapts_strings: bool  # an adapted layer learns a vocabulary of strings (StringLookup, TextVectorization)
-
-    @property
-    def several_outputs(self) -> bool:
-        return len(self.outputs) > 1
-
-    @property
-    def averaged_outputs(self) -> list[OutputView]:
-        """Outputs whose losses are averaged over more than the last axis."""
-        return [output for output in self.outputs if output.mean_per_example]
+    several_outputs: bool  # losses and metrics are keyed by output
+    averaged_outputs: list[OutputView]  # outputs whose losses are averaged over more than the last axis
 
 
-@dataclass
+@dataclass(frozen=True)
 class OptimizerView:
     call: str  # the constructor; when the rate is wrapped, it takes the name `learning_rate`
     learning_rate: str  # the rate's own code (a literal or a schedule), which a wrapped rate starts from
     warmup: dict[str, Any] | None
     plateau: dict[str, Any] | None  # ReduceOnPlateau arguments (literals)
+    scaled_by_phase: bool  # the rate is wrapped in ScaledByPhase: some phase scales it
+    rate_wrapped: bool  # warmup, a plateau or a phase wraps the rate: built as `learning_rate` first
+    parameters: str  # build_optimizer's parameters: what scales the rate (plateau, phase_factor)
+    arguments: str  # the Trainer's arguments to build_optimizer, one per parameter
+    docstring: list[str]  # build_optimizer's docstring lines (none: nothing scales the rate)
 
-    @property
-    def wrapped(self) -> bool:
-        return self.warmup is not None or self.plateau is not None
 
-
-@dataclass
+@dataclass(frozen=True)
 class PrecisionView:
     policy: str | None  # None: float32
     loss_scaling: bool
     warns_without_gpu: bool  # float16 is for GPUs: on a CPU the script says it is slower there
     check_builder_outputs: bool  # a builder model must give float32 outputs
-
-    @property
-    def compute_dtype(self) -> str:
-        return (self.policy or "float32").removeprefix("mixed_")
+    compute_dtype: str  # what the layers compute in
 
 
-@dataclass
+@dataclass(frozen=True)
 class DistributionView:
     kind: StrategyKind
     device: str
@@ -348,42 +302,47 @@ class DistributionView:
     cpu_replicas: int | None  # the default of the script's --cpu-replicas
     communication: str
     timeout: float | None  # multi_worker_mirrored: seconds a collective may wait for a peer
-
-    @property
-    def multi_replica(self) -> bool:
-        return self.kind in (StrategyKind.MIRRORED, StrategyKind.MULTI_WORKER)
+    multi_replica: bool  # each replica computes a part of the batch's gradients
+    lines: list[str]  # main's lines that make `strategy`
 
 
-@dataclass
+@dataclass(frozen=True)
 class Clipping:
     kind: ClipKind
     limit: float
 
 
-@dataclass
+@dataclass(frozen=True)
 class StepView:
     jit: Jit
     accumulation: int
+    accumulates: bool  # an update sums the gradients of ACCUMULATION_STEPS micro-batches
     variable_batches: bool
     allow_unused: bool
     skip_nonfinite: bool
+    stops_on_nonfinite: bool  # a non-finite loss stops the run (on_nonfinite is not `skip`)
     check_numerics: bool
     clipping: Clipping | None
+    clip_line: str  # clip_across_replicas's clipping of the summed `gradients` (none: not clipped)
     weighting: Weighting
+    weighting_module: bool  # the script defines a LossWeighting module (checkpointed, its weights in the history)
+    updates_weighting: bool  # the train step calls `LossWeighting.update` after each update
     loss_total: LossTotal
+    loss_total_code: str  # the per-example loss optimised, from the outputs' `task_losses`
     weights: str | None  # LOSS_WEIGHTS literal
     ema_decay: float
     steps_per_execution: int | None
     deterministic: bool
-    not_compiled: str | None = None  # why the step is never XLA-compiled, where strings are why
+    # Loss scaling across replicas, no clipping: the step sums the gradients itself (Keras's
+    # LossScaleOptimizer checks the gradients it is given: summed, they hold every replica's).
+    sums_for_loss_scale: bool
+    # Clipped, or summed for loss scaling: applied by rt.apply_reduced, not summed again.
+    gradients_summed_across_replicas: bool
+    keeps_task_losses: bool  # an accumulating step keeps the last part's losses (recorded, or weighed)
+    compile_lines: list[str]  # the train step's XLA decorator and why (or why not), above its `def`
 
-    @property
-    def accumulates(self) -> bool:
-        """An update sums the gradients of ACCUMULATION_STEPS micro-batches."""
-        return self.accumulation > 1
 
-
-@dataclass
+@dataclass(frozen=True)
 class TrackerArgs:
     """A tracker's arguments: the monitored value, then keyword arguments (literals)."""
 
@@ -391,35 +350,32 @@ class TrackerArgs:
     options: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrackersView:
     early_stopping: TrackerArgs | None
     restore_best: bool
     plateau: TrackerArgs | None
     keep_best: TrackerArgs | None
+    best_weights: bool  # the best weights are kept (for keep_best or restore_best)
 
 
-@dataclass
+@dataclass(frozen=True)
 class CheckpointView:
     every_epochs: int | None  # None: every epoch (or every_steps)
     every_steps: int | None
     keep: int
     fresh: bool  # `resume: never`: every run discards the previous one
     exports: str  # the literal list of exports rt.export writes: ["keras", "saved_model"], or fewer
-
-    @property
-    def periodic(self) -> bool:
-        """Saves are every N steps or N epochs: the last epoch is saved whatever N."""
-        return bool(self.every_steps or self.every_epochs)
+    periodic: bool  # saves are every N steps or N epochs: the last epoch is saved whatever N
 
 
-@dataclass
+@dataclass(frozen=True)
 class Profile:
     start_step: int
     steps: int
 
 
-@dataclass
+@dataclass(frozen=True)
 class LoggingView:
     tensorboard: bool
     every_steps: int
@@ -427,7 +383,48 @@ class LoggingView:
     validation_every: int | None  # None: after every epoch (or no validation)
 
 
-@dataclass
+@dataclass(frozen=True)
+class ExampleWeightsView:
+    """The weights of each training example's loss (tfgen.generate.example_weights)."""
+
+    class_weights: str | None  # the CLASS_WEIGHTS literal: {target: {class id: weight} or "balanced"}
+    sample_weight: str | None  # the literal name of the training source's array or column
+    npz_weights: bool  # load_npz reads an array of example weights
+    used: bool  # the step weighs the examples' losses
+
+
+@dataclass(frozen=True)
+class Binding:
+    """`name = <code>` at the top of the function that uses it: `rt.function(reference,
+    SPEC_DIR, place)` for a loss (`rt.per_example_loss` makes it), else
+    `rt.own_object(reference, SPEC_DIR, place, places)`, which names the spec's place of a
+    constructor call that raises. `place` is the kind of Keras object it must be (`layers`,
+    `losses`, ...: rt.imports)."""
+
+    name: str
+    code: str
+
+
+@dataclass(frozen=True)
+class CustomView:
+    """The bindings of each script function that builds Keras objects (tfgen.generate.custom_plan)."""
+
+    model: list[Binding]
+    preprocess: list[Binding]
+    augment: list[Binding]
+    losses: list[Binding]  # any: the losses are made by `build_losses()` (once), not at import
+    metrics: list[Binding]
+    optimizer: list[Binding]
+    losses_code: str  # what the script's code reads the losses from
+
+
+@dataclass(frozen=True)
+class PhaseView:
+    phases: list[str]  # each phase's `rt.Phase(...)`
+    rate_factor: bool  # some phase scales the rate (the optimizer's rate is wrapped)
+
+
+@dataclass(frozen=True)
 class RuntimeView:
     """The runtime the script imports (tfgen-runtime), checked before anything else."""
 
@@ -436,7 +433,7 @@ class RuntimeView:
     vendored: bool  # `--vendor`: the copy beside the script, found before an installed one
 
 
-@dataclass
+@dataclass(frozen=True)
 class View:
     header: dict[str, str]
     runtime: RuntimeView
@@ -458,37 +455,15 @@ class View:
     trackers: TrackersView
     checkpoint: CheckpointView
     logging: LoggingView
-    phases: Any = None  # tfgen.generate.phase_plan.PhaseView: `train.phases` (None: none)
-
-    @property
-    def boundaries(self) -> list[Boundary]:
-        """Step counts where a chunk of steps must end (saves, summaries, the profile window)."""
-        found = []
-        if self.checkpoint.every_steps:
-            found.append(Boundary.CHECKPOINT)
-        if self.logging.tensorboard:
-            found.append(Boundary.SUMMARIES)
-        if self.logging.profile:
-            found.append(Boundary.PROFILE)
-        return found
-
-    @property
-    def augment_in_step(self) -> bool:
-        return self.data.memory and bool(self.data.augment)
-
-    @property
-    def preprocess_in_step(self) -> bool:
-        return self.data.memory and bool(self.data.preprocess)
-
-    @property
-    def prepare_in_step(self) -> bool:
-        """Batches sliced from in-memory arrays are preprocessed or augmented in the step."""
-        return self.preprocess_in_step or self.augment_in_step
-
-    @property
-    def skip_everywhere(self) -> bool:
-        """Keras's LossScaleOptimizer checks the gradients it is given: they are summed first."""
-        return self.precision.loss_scaling and self.distribution.multi_replica
+    weights: ExampleWeightsView
+    custom: CustomView
+    # Where a chunk of steps must end (saves, summaries, the profile window): the steps left to each.
+    chunk_ends: list[str]
+    phases: PhaseView | None  # `train.phases` (None: none)
+    # The script's constants, line by line: before INPUTS (SPEC_DIR..STEPS_PER_EXECUTION) and
+    # after TARGETS (SYNTHETIC_TRAIN_EXAMPLES..PROFILE_STEPS); tfgen.generate.constants_plan.
+    settings: list[str] = field(default_factory=list)
+    run_settings: list[str] = field(default_factory=list)
 
 
 # The enums templates compare view fields against (registered as Jinja globals by name).
