@@ -4,6 +4,7 @@ batch size, on one device and across replicas; run for real through generated sc
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -197,7 +198,7 @@ def test_class_ids_read_labels_as_keras_class_weight_does_and_balanced_is_scikit
     import tensorflow as tf
     from sklearn.utils.class_weight import compute_class_weight
 
-    module = sys.modules[rt.__name__ + ".class_weights"]
+    module = importlib.import_module(rt.__name__ + ".class_weights")  # the package loads it on first use
     one_hot = rt.Field((3,), "float32", classes=3)
     binary = rt.Field((1,), "float32", classes=2)
     assert module.class_ids(tf.constant([[0.0, 0.0, 1.0], [0.9, 0.1, 0.0]]), one_hot).numpy().tolist() == [2, 0]

@@ -72,16 +72,18 @@ def test_all_is_the_lazy_packages_names_and_the_version_check():
     assert len(public) == len(set(public))
 
 
-def test_the_version_check_imports_no_tensorflow():
+def test_the_version_check_imports_no_tensorflow(tmp_path):
     probe = subprocess.run(
         [
             sys.executable,
+            "-I",  # the installed runtime: not one a folder or PYTHONPATH of another test puts first
             "-c",
             "import sys, tfgen_runtime.version; print(sorted(set(sys.modules) & {'tensorflow', 'keras', 'numpy'}))",
         ],
         capture_output=True,
         text=True,
         check=True,
+        cwd=tmp_path,
     )
     assert probe.stdout == "[]\n"
 
