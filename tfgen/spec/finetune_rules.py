@@ -3,6 +3,7 @@ each phase's `frozen` names something; the phases cover `train.epochs` exactly."
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -53,6 +54,7 @@ def name_issues(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     """A layer name given twice, or also an input's (Keras needs every layer's name unique)."""
     seen: dict[str, Loc] = {name: ("model", "inputs", name) for name in spec.model.inputs}
     reserved = {TRUNK, *spec.model.outputs} if spec.train.phases else set()
+    frozen = {group for phase in spec.train.phases or [] for group in phase.frozen} & reserved
     for loc, item in model_items(spec):
         name = item_name(item)
         if name is None:
@@ -63,7 +65,19 @@ def name_issues(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         elif name in reserved:
             what = "the shared layers" if name == TRUNK else f"the head of output `{name}`"
             yield doc.issue(where, f"`{name}` names {what} in `train.phases`: give this layer another name")
+        elif (group := _numbered_group(name, frozen)) is not None:
+            yield doc.issue(
+                where,
+                f"`{name}` is the name `train.phases` gives an unnamed layer of `{group}` "
+                "(`<group>_<n>`): give this layer another name",
+            )
         seen[name] = loc
+
+
+def _numbered_group(name: str, groups: set[str]) -> str | None:
+    """The frozen group whose unnamed layers the script names like `name` (`trunk_2`, `<output>_1`)."""
+    found = re.fullmatch(r"(.+)_[0-9]+", name)
+    return found.group(1) if found and found.group(1) in groups else None
 
 
 def phase_issues(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
