@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import uuid
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -356,6 +357,23 @@ def pytest_collection_modifyitems(config, items):
 
 
 HARNESS = ROOT / "tests" / "e2e" / "harness.py"
+
+
+def unreadable_weights_files(folder: Path) -> dict[str, str]:
+    """Three weights files Keras cannot load, written in `folder`: each name with the reason the
+    one-line error gives for it."""
+    (folder / "garbage.keras").write_text("not a zip archive")
+    (folder / "garbage.weights.h5").write_text("not an HDF5 file")
+    with zipfile.ZipFile(folder / "weightless.keras", "w") as archive:
+        archive.writestr("metadata.json", json.dumps({"keras_version": "3.15.0"}))
+        archive.writestr("config.json", "{}")
+    return {
+        "garbage.keras": "garbage.keras is not a .keras file (not a zip archive): save it with model.save",
+        "weightless.keras": "weightless.keras holds no weights (There is no item named 'model.weights.h5' in the "
+        "archive)",
+        "garbage.weights.h5": "garbage.weights.h5 cannot be read as a .weights.h5 file (Unable to synchronously open "
+        "file (file signature not found))",
+    }
 
 
 def assert_one_line_error(result, *phrases):

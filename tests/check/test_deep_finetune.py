@@ -5,12 +5,9 @@ read, and refuses a phase that leaves only layers without weights to train."""
 
 from __future__ import annotations
 
-import json
-import zipfile
-
 import pytest
 import yaml
-from conftest import base_spec
+from conftest import base_spec, unreadable_weights_files
 
 from tfgen.cli import main
 
@@ -54,18 +51,7 @@ def test_deep_runs_kerass_checks_of_imagenet_arguments_without_downloading(tmp_p
 
 
 def test_deep_names_a_weights_file_that_cannot_be_read_and_what_is_wrong(tmp_path, capsys, monkeypatch):
-    (tmp_path / "garbage.keras").write_text("not a zip archive")
-    (tmp_path / "garbage.weights.h5").write_text("not an HDF5 file")
-    with zipfile.ZipFile(tmp_path / "weightless.keras", "w") as archive:
-        archive.writestr("metadata.json", json.dumps({"keras_version": "3.15.0"}))
-        archive.writestr("config.json", "{}")
-    expected = {
-        "garbage.keras": "garbage.keras is not a .keras file (not a zip archive): save it with model.save",
-        "weightless.keras": "weightless.keras holds no weights (There is no item named 'model.weights.h5' in the "
-        "archive)",
-        "garbage.weights.h5": "garbage.weights.h5 cannot be read as a .weights.h5 file (Unable to synchronously open "
-        "file (file signature not found))",
-    }
+    expected = unreadable_weights_files(tmp_path)
     for name, message in expected.items():
         code, err = _deep(tmp_path, _backbone(32, weights=name), capsys, monkeypatch)
         assert code == 2 and err.count("\n") == 1, err

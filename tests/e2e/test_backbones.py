@@ -4,15 +4,13 @@ preprocessing layer computes each family's `preprocess_input`, a backbone's weig
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import zipfile
 
 import numpy as np
 import pytest
-from conftest import base_spec
+from conftest import base_spec, unreadable_weights_files
 from conftest import run_harness as _harness
 
 from tfgen.spec import catalog
@@ -141,18 +139,7 @@ def test_imagenet_weights_that_cannot_be_downloaded_are_one_line_naming_the_cach
 
 @pytest.mark.parametrize("name", ["garbage.keras", "weightless.keras", "garbage.weights.h5"])
 def test_a_weights_file_that_cannot_be_read_is_one_line_naming_it(build_spec, tmp_path, name):
-    (tmp_path / "garbage.keras").write_text("not a zip archive")
-    (tmp_path / "garbage.weights.h5").write_text("not an HDF5 file")
-    with zipfile.ZipFile(tmp_path / "weightless.keras", "w") as archive:
-        archive.writestr("metadata.json", json.dumps({"keras_version": "3.15.0"}))
-        archive.writestr("config.json", "{}")
-    expected = {
-        "garbage.keras": "garbage.keras is not a .keras file (not a zip archive): save it with model.save",
-        "weightless.keras": "weightless.keras holds no weights (There is no item named 'model.weights.h5' in the "
-        "archive)",
-        "garbage.weights.h5": "garbage.weights.h5 cannot be read as a .weights.h5 file (Unable to synchronously open "
-        "file (file signature not found))",
-    }
+    expected = unreadable_weights_files(tmp_path)
     assert _error_line(build_spec(_spec(name)), tmp_path) == f"error: {expected[name]}"
 
 
