@@ -261,17 +261,23 @@ def test_layers_that_learn_outside_variables_get_a_checkpointed_copy():
     assert resolve_jit(Spec.model_validate(TABULAR)) is Jit.LONG  # without one: compiled in long runs
 
 
+def _killable(layers) -> dict:
+    """Overrides of the tabular spec for a deterministic 2-epoch run of `layers`, saved every 10
+    steps (so a kill lands mid-run)."""
+    return {
+        "deterministic": True,
+        "train": {"epochs": 2},
+        "checkpoint": {"every_steps": 10, "keep": 2},
+        "model": {**TABULAR["model"], "layers": layers},
+    }
+
+
 @pytest.mark.slow
 def test_boundaries_and_vocabulary_survive_a_kill_and_are_never_adapted_again(tmp_path):
     """Discretization's bin boundaries and IntegerLookup's vocabulary live outside Keras variables:
     the script keeps a copy in the checkpoint. A killed run resumes with the same ones (no second
     adapt), ends bit-identical to the uninterrupted run, and its model.keras holds them."""
-    overrides = {
-        "deterministic": True,
-        "train": {"epochs": 2},
-        "checkpoint": {"every_steps": 10, "keep": 2},
-        "model": {**TABULAR["model"], "layers": CHAINED},
-    }
+    overrides = _killable(CHAINED)
     script = _build(tmp_path, "chained", overrides)
     assert "self.adapted = kept_outside(self.model)" in script.read_text()
     straight = _run(script, tmp_path / "straight.json", "--output-dir", str(tmp_path / "straight"))
@@ -312,12 +318,7 @@ def test_an_adapted_multi_hot_lookup_without_max_tokens_trains_and_resumes_with_
     """Keras's own pattern (adapt, then build) needs no `max_tokens`: the script finds the
     vocabulary's size before it builds the model, run.json records it, and a killed run
     builds the same model from it, resuming bit-identically without adapting."""
-    overrides = {
-        "deterministic": True,
-        "train": {"epochs": 2},
-        "checkpoint": {"every_steps": 10, "keep": 2},
-        "model": {**TABULAR["model"], "layers": WIDENED},
-    }
+    overrides = _killable(WIDENED)
     script = _build(tmp_path, "widened", overrides)
     straight = _run(script, tmp_path / "straight.json", "--output-dir", str(tmp_path / "straight"))
     assert straight.returncode == 0, straight.stderr[-3000:]

@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import base_spec, unreadable_weights_files
+from conftest import assert_one_line_error, base_spec, unreadable_weights_files
 from conftest import run_harness as _harness
 
 from tfgen.spec import catalog
@@ -89,22 +89,13 @@ def test_a_backbone_starts_from_its_weights_file_and_stays_there_when_not_traina
 
 def test_a_missing_weights_file_is_one_line(build_spec, tmp_path):
     script = build_spec(_spec("missing.weights.h5"))
-    result = subprocess.run(
-        [sys.executable, str(script), "--output-dir", str(tmp_path / "run")],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode == 1, result.stdout + result.stderr
-    assert "Traceback" not in result.stderr, result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert lines == ["error: the backbone's weights file missing.weights.h5 does not exist"], result.stderr
+    line = assert_one_line_error(_run(script, tmp_path))
+    assert line == "error: the backbone's weights file missing.weights.h5 does not exist"
 
 
-def _error_line(script, tmp_path, env=None) -> str:
-    result = subprocess.run(
+def _run(script, tmp_path, env=None) -> subprocess.CompletedProcess:
+    """The script run in `tmp_path` (with `env` added to the environment)."""
+    return subprocess.run(
         [sys.executable, str(script), "--output-dir", str(tmp_path / "run")],
         capture_output=True,
         text=True,
@@ -113,11 +104,12 @@ def _error_line(script, tmp_path, env=None) -> str:
         env={**os.environ, **(env or {})},
         check=False,
     )
-    assert result.returncode == 1, result.stdout + result.stderr
-    assert "Traceback" not in result.stderr and "Warning" not in result.stderr, result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert len(lines) == 1, result.stderr
-    return lines[0]
+
+
+def _error_line(script, tmp_path, env=None) -> str:
+    result = _run(script, tmp_path, env)
+    assert "Warning" not in result.stderr, result.stderr
+    return assert_one_line_error(result)
 
 
 def test_imagenet_weights_that_cannot_be_downloaded_are_one_line_naming_the_cache_and_the_ways_out(

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import base_spec, write_module
+from conftest import assert_one_line_error, base_spec, write_module
 
 pytestmark = pytest.mark.slow
 
@@ -49,11 +49,7 @@ def _error_line(script, tmp_path) -> str:
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
         check=False,
     )
-    assert result.returncode == 1, result.stdout + result.stderr
-    assert "Traceback" not in result.stderr, result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert len(lines) == 1, result.stderr
-    return lines[0]
+    return assert_one_line_error(result)
 
 
 def _own_spec(layers, loss="MeanSquaredError"):

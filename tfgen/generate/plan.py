@@ -66,12 +66,11 @@ from tfgen.generate.views import (
 from tfgen.generate.wiring import Wiring, model_wiring
 from tfgen.spec.models import Spec
 from tfgen.spec.names import has_validation, metric_keys, output_names
-from tfgen.spec.script_rules import RUNTIME_PACKAGE, imported_references
+from tfgen.spec.script_rules import imported_references
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
-RUNTIME_MODULE = RUNTIME_PACKAGE  # the support package written beside the scripts
 # Strategies whose replicas each compute a part of the batch's gradients.
 MULTI_REPLICA = {"mirrored": True, "multi_worker_mirrored": True}
 # Loss weightings learned or moved while training: a LossWeighting module, checkpointed.

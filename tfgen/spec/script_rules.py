@@ -19,7 +19,7 @@ from tfgen.spec.custom_objects import spec_references
 from tfgen.spec.loader import Located
 from tfgen.spec.models import Spec
 
-RUNTIME_PACKAGE = "tfgen_runtime"  # the support package written beside the scripts
+RUNTIME_PACKAGE = "tfgen_runtime"  # the runtime package every script imports (installed, or vendored beside it)
 # The top-level modules the training stack imports, recorded by scripts/extract_shadowed_modules.py.
 SHADOWED_PATH = Path(__file__).with_name("shadowed_modules.json")
 
