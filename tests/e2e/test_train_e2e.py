@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import ROOT, base_spec, load_module, read_history
+from conftest import ROOT, base_spec, copy_run, load_module, read_history
 
 pytestmark = pytest.mark.slow
 
@@ -23,8 +23,15 @@ def mnist():
     return load_module(ROOT / "generated" / "mnist.py")
 
 
-def test_digits_trains_to_95_percent_with_documented_history(digits, tmp_path):
-    history = digits.main(["--output-dir", str(tmp_path)])
+@pytest.fixture(scope="module")
+def trained_digits(digits, tmp_path_factory):
+    """One uninterrupted run of generated/digits.py: (its history, its run folder)."""
+    folder = tmp_path_factory.mktemp("digits")
+    return digits.main(["--output-dir", str(folder)]), folder
+
+
+def test_digits_trains_to_95_percent_with_documented_history(trained_digits):
+    history, tmp_path = trained_digits
     assert history == read_history(tmp_path)
     assert [row["epoch"] for row in history] == list(range(1, len(history) + 1))
     expected = {
@@ -44,6 +51,42 @@ def test_digits_trains_to_95_percent_with_documented_history(digits, tmp_path):
     assert all(row["lr"] == pytest.approx(0.001) and row["examples_per_second"] > 0 for row in history)
     assert (tmp_path / "model.keras").exists()
     assert (tmp_path / "checkpoints" / "checkpoint").exists()
+
+
+def tflite_outputs(path, features):
+    """The outputs of the TFLite model at `path` on `features`, by the interpreter TF ships."""
+    import tensorflow as tf
+
+    with pytest.warns(UserWarning, match="deprecated"):  # tf.lite.Interpreter: LiteRT's in TF 2.21
+        interpreter = tf.lite.Interpreter(model_path=str(path))
+    return interpreter.get_signature_runner()(**features)
+
+
+def test_the_tflite_exports_predict_as_the_keras_model_on_validation_examples(digits, trained_digits):
+    import keras
+
+    folder = trained_digits[1]
+    _, validation = digits.load_data()
+    features = {"pixels": validation[0]["pixels"][:200]}
+    expected = keras.saving.load_model(folder / "model.keras").predict(features, verbose=0)["digit"]
+    plain = tflite_outputs(folder / "model.tflite", features)["digit"]
+    np.testing.assert_allclose(plain, expected, atol=1e-4)
+    quantized = tflite_outputs(folder / "model.quantized.tflite", features)["digit"]
+    assert (quantized.argmax(1) == expected.argmax(1)).mean() >= 0.97  # int8 weights, float activations
+    assert (folder / "model.quantized.tflite").stat().st_size < 0.5 * (folder / "model.tflite").stat().st_size
+
+
+def test_a_missing_tflite_export_is_written_again_by_the_rerun(trained_digits, tmp_path):
+    finished = copy_run(trained_digits[1], tmp_path / "run")
+    (finished / "model.quantized.tflite").unlink()
+    script = ROOT / "generated" / "digits.py"
+    result = subprocess.run(
+        [sys.executable, str(script), "--output-dir", str(finished)], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    said = [line for line in result.stdout.splitlines() if "missing or unreadable" in line]
+    assert said == ["model.tflite is missing or unreadable: writing again from the best epoch's weights"]
+    assert (finished / "model.quantized.tflite").read_bytes()[4:8] == b"TFL3"
 
 
 def test_validation_split_is_seeded_random_and_disjoint(digits):

@@ -130,7 +130,7 @@ def make_view(
             every_steps=spec.checkpoint.every_steps,
             keep=spec.checkpoint.keep,
             fresh=spec.checkpoint.resume == "never",
-            exports=literal([kind for kind in ("keras", "saved_model") if kind in spec.checkpoint.export]),
+            exports=literal([kind for kind in ("keras", "saved_model", "tflite") if kind in spec.checkpoint.export]),
             periodic=bool(spec.checkpoint.every_steps or _every_epochs(spec)),
         ),
         logging=LoggingView(

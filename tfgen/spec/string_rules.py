@@ -20,6 +20,16 @@ def _strings_under_xla(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         )
 
 
+def _strings_in_tflite(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    strings = string_inputs(spec)
+    if "tflite" in spec.checkpoint.export and strings:
+        yield doc.issue(
+            ("checkpoint", "export", spec.checkpoint.export.index("tflite")),
+            f"TFLite's built-in ops have no strings and the input `{strings[0]}` holds them; "
+            "export `saved_model` for this model",
+        )
+
+
 def _record_strings(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     """A record's string feature fills a string input; a string input reads a string feature."""
     parts = [("train", spec.data.train), ("validation", spec.data.validation), ("test", spec.data.test)]
@@ -50,5 +60,6 @@ def _record_features(spec: Spec, doc: Located, loc: Loc, source: Any) -> Iterato
 # Each check and the top-level sections it reads (see tfgen.spec.crosscheck.CHECKS).
 STRING_CHECKS = (
     (_strings_under_xla, {"train", "model"}),
+    (_strings_in_tflite, {"checkpoint", "model"}),
     (_record_strings, {"data", "model", "targets"}),
 )

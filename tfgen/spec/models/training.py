@@ -335,10 +335,11 @@ class Checkpoint(StrictModel):
         description="`auto`: resume from the newest readable checkpoint; `never`: always start over",
         examples=["never"],
     )
-    export: list[Literal["keras", "saved_model"]] = Field(
+    export: list[Literal["keras", "saved_model", "tflite"]] = Field(
         ["keras"],
         description="formats of the final model: `keras` (`model.keras`), `saved_model` (`model.export`, "
-        "`saved_model/`)",
+        "`saved_model/`), `tflite` (`model.tflite`, float32, and `model.quantized.tflite`, its weights "
+        "dynamic-range quantized; not for string inputs)",
         examples=[["keras", "saved_model"]],
     )
 
