@@ -38,6 +38,7 @@ no script reaches another); each module holds one concern:
 - `reduced`: gradients summed across replicas once, applied without a second sum
 - `trainer`: the loops around a script's steps (`StandardTrainer`)
 - `model_checks`: weights to train, gradients that reach them, the regularization loss
+- `sharpness`: sharpness-aware minimisation's ascent, and the gradients at the worst weights
 - `phases`: training phases (frozen layers, a rate factor), each with its own traced step
 - `applications`: `keras.applications` backbones on the shape of their input
 - `input_wait`: how long a streamed run's steps wait for their input (measured once)
@@ -99,6 +100,7 @@ PUBLIC = {
         "regularization_loss",
         "require_gradients",
         "require_weights",
+        "summed_losses",
         "variable_path",
     ),
     "npz_files": ("open_npz",),
@@ -106,6 +108,7 @@ PUBLIC = {
     "reduced": ("apply_reduced",),
     "report": ("epoch_line", "metric_values", "progress_bar"),
     "run_dir": ("History", "RunDirectory"),
+    "sharpness": ("gradients_at", "worst_weights"),
     "signals": ("StopSignals",),
     "state": ("RunState",),
     "strings": ("label_ids",),
@@ -186,6 +189,7 @@ __all__ = [
     "first_rows",
     "from_function",
     "function",
+    "gradients_at",
     "held_out",
     "image_folder",
     "keyed_inputs",
@@ -212,6 +216,7 @@ __all__ = [
     "shuffle_buffer",
     "split_arrays",
     "split_files",
+    "summed_losses",
     "synthetic_arrays",
     "text_folder",
     "variable_path",
@@ -219,4 +224,5 @@ __all__ = [
     "warn_if_float16_on_cpu",
     "weigh_losses",
     "with_sample_weights",
+    "worst_weights",
 ]

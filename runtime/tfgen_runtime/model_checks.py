@@ -7,9 +7,7 @@ from .errors import UserError
 
 def regularization_loss(model):
     """The sum of the model's regularization losses (read it inside the tape)."""
-    if not model.losses:
-        return tf.constant(0.0)
-    return tf.add_n(model.losses)
+    return summed_losses(model.losses)
 
 
 def require_weights(model):
@@ -31,3 +29,10 @@ def require_gradients(gradients, variables):
     if unused:
         allow = "train.allow_unused_variables: true allows it"
         raise ValueError(f"no gradient reaches {', '.join(unused)} ({allow})")
+
+
+def summed_losses(losses):
+    """The sum of a list of loss tensors (a model's regularization losses), 0.0 for none."""
+    if not losses:
+        return tf.constant(0.0)
+    return tf.add_n(losses)

@@ -587,6 +587,8 @@ def train(
         found["gradient_clipping"] = {draw(st.sampled_from(["global_norm", "norm", "value"])): draw(finite(0.5, 5.0))}
     if not bucketed and not draw(st.integers(0, 2)):
         found["gradient_accumulation_steps"] = draw(st.integers(1, 3))
+    if found.get("gradient_accumulation_steps", 1) == 1 and not draw(st.integers(0, 3)):
+        found["sharpness_aware"] = {"rho": draw(st.sampled_from([0.01, 0.05]))}
     if rate_written and not draw(st.integers(0, 2)):
         found["warmup"] = {"steps": draw(st.integers(1, 10))} | ({"initial": 0.001} if draw(st.booleans()) else {})
     if rate_written and not draw(st.integers(0, 2)):

@@ -49,6 +49,7 @@ def run_setting_lines(v: View) -> list[str]:
             (v.step.weights, [f"LOSS_WEIGHTS = {v.step.weights}"]),
             (v.weights.class_weights, _class_weights(v)),
             (v.step.clipping, _clip_limit(v)),
+            (v.step.sharpness_aware, [f"SHARPNESS_RHO = {v.step.sharpness_aware}  # SAM: the ascent's radius"]),
             (c.every_steps, [f"CHECKPOINT_EVERY_STEPS = {c.every_steps}"]),
             (c.every_epochs and not c.every_steps, [f"CHECKPOINT_EVERY_EPOCHS = {c.every_epochs}"]),
             (True, [f"CHECKPOINTS_TO_KEEP = {c.keep}"]),

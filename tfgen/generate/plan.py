@@ -388,6 +388,8 @@ def _step(spec: Spec, outputs: list[OutputView]) -> StepView:
         ema_decay=spec.loss_weighting.decay,
         steps_per_execution=None if spec.train.steps_per_execution == "auto" else spec.train.steps_per_execution,
         deterministic=spec.deterministic,
+        sharpness_aware=spec.train.sharpness_aware.rho if spec.train.sharpness_aware else None,
+        optimised_loss="scaled_loss" if spec.precision == "mixed_float16" else "loss",
         **_gradient_route(spec, clipping is not None, weighting),
     )
 

@@ -339,6 +339,8 @@ class StepView:
     # Clipped, or summed for loss scaling: applied by rt.apply_reduced, not summed again.
     gradients_summed_across_replicas: bool
     keeps_task_losses: bool  # an accumulating step keeps the last part's losses (recorded, or weighed)
+    sharpness_aware: float | None  # SAM's rho: the step takes its gradient again at the worst weights
+    optimised_loss: str  # what tape.gradient differentiates: `scaled_loss` under float16 loss scaling, else `loss`
     compile_lines: list[str]  # the train step's XLA decorator and why (or why not), above its `def`
 
 

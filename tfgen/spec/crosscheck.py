@@ -340,6 +340,12 @@ def _training_control(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         loc = ("train", "reduce_on_plateau", "monitor")
         yield from _monitor(spec, doc, loc, spec.train.reduce_on_plateau.monitor)
     yield from _batching(spec, doc)
+    if spec.train.sharpness_aware is not None and spec.train.gradient_accumulation_steps > 1:
+        yield doc.issue(
+            ("train", "sharpness_aware"),
+            "SAM's ascent needs the whole batch's gradient before the second pass: not with "
+            "`gradient_accumulation_steps`; raise `batch_size` instead",
+        )
 
 
 def _clipping_per_replica(spec: Spec, doc: Located) -> Iterator[SpecIssue]:

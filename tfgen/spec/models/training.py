@@ -141,6 +141,15 @@ class ReduceOnPlateau(StrictModel):
     min_lr: NonNegativeFloat = Field(0.0, description="the lowered rate never goes below it", examples=[1e-06])
 
 
+class SharpnessAware(StrictModel):
+    """Sharpness-aware minimisation (SAM, Foret et al. 2021): each step's gradient is taken at the
+    weights within `rho` of the current ones that raise the loss most, and applied at the current ones."""
+
+    rho: PositiveFloat = Field(
+        0.05, description="the radius of the ascent (the L2 norm of the step to the worst weights)", examples=[0.05]
+    )
+
+
 class Train(StrictModel):
     """How long to train, and what each step does to the gradients and the rate."""
 
@@ -162,6 +171,13 @@ class Train(StrictModel):
         1,
         description="k micro-batches of `batch_size` per update (equal to one k-times-larger batch)",
         examples=[4],
+    )
+    sharpness_aware: SharpnessAware | None = Field(
+        None,
+        description="SAM: two forward and backward passes per step, the second at the worst weights within `rho` "
+        "along the global batch's gradient (one all-reduce more across replicas); not with "
+        "`gradient_accumulation_steps`",
+        examples=[{"rho": 0.05}],
     )
     warmup: Warmup | None = Field(
         None,
@@ -213,11 +229,13 @@ class Train(StrictModel):
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:
-        """The fields, less `phases` when there are none: a run without phases dumps (and so
-        hashes into its STATE_SHA256) as it did before them."""
+        """The fields, less `phases` when there are none and `sharpness_aware` when off: a run
+        without them dumps (and so hashes into its STATE_SHA256) as it did before them."""
         data = handler(self)
         if not self.phases:
             data.pop("phases", None)
+        if self.sharpness_aware is None:
+            data.pop("sharpness_aware", None)
         return data
 
 
