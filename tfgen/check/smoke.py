@@ -23,9 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfgen.check.deep_tfds import missing_extra
 from tfgen.generate.build import plan_targets, write_files
 from tfgen.processes import kill_group
+from tfgen.sources.tfds.deep import missing_extra
 from tfgen.spec.load import Issues, load_spec
 from tfgen.spec.loader import Located
 from tfgen.spec.models import Spec

@@ -8,10 +8,11 @@ import importlib.util
 from typing import Any
 
 from tfgen.errors import SpecIssue
+from tfgen.sources import located_sources
+from tfgen.sources.tfds.model import TfdsSource
 from tfgen.spec import catalog
 from tfgen.spec.loader import Loc, Located
 from tfgen.spec.models import Spec
-from tfgen.spec.tfds_rules import tfds_sources
 
 EXTRA = 'pip install "tfgen[tfds]"'
 
@@ -26,29 +27,22 @@ def tfds_installed() -> bool:
 
 def missing_extra(doc: Located, spec: Spec) -> list[SpecIssue]:
     """An issue at each `type: tfds` when TensorFlow Datasets is not installed."""
-    sources = list(tfds_sources(spec))
+    sources = [(loc, source) for loc, source in located_sources(spec) if isinstance(source, TfdsSource)]
     if not sources or tfds_installed():
         return []
     message = f"a `tfds` source needs TensorFlow Datasets: {EXTRA}"
     return [doc.issue((*loc, "type"), message) for loc, _ in sources]
 
 
-def deep_tfds(doc: Located, spec: Spec) -> list[SpecIssue]:
-    """The issues of the spec's `tfds` sources: the extra, the name, the split, the features."""
-    sources = list(tfds_sources(spec))
-    if not sources:
-        return []
-    missing = missing_extra(doc, spec)
-    if missing:
-        return missing
+def deep(doc: Located, spec: Spec, loc: Loc, source: Any) -> list[SpecIssue]:
+    """The issues of a `tfds` source: the extra, the name, the split, the features."""
+    if not tfds_installed():
+        return [doc.issue((*loc, "type"), f"a `tfds` source needs TensorFlow Datasets: {EXTRA}")]
     try:
         import tensorflow_datasets as tfds
     except ImportError as error:
-        return [doc.issue((*sources[0][0], "type"), f"TensorFlow Datasets does not import ({EXTRA}): {error}")]
-    issues: list[SpecIssue] = []
-    for loc, source in sources:
-        issues += _SourceCheck(tfds, doc, spec, loc, source).run()
-    return issues
+        return [doc.issue((*loc, "type"), f"TensorFlow Datasets does not import ({EXTRA}): {error}")]
+    return _SourceCheck(tfds, doc, spec, loc, source).run()
 
 
 class _SourceCheck:
