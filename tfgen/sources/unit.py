@@ -35,6 +35,15 @@ Rule = Callable[[Any, "Located", "Loc", Any], Iterator[SpecIssue]]
 
 
 @dataclass(frozen=True)
+class Extra:
+    """A package a source needs that tfgen does not install by default."""
+
+    module: str  # what is imported: `tensorflow_datasets`
+    what: str  # as a message names it: `TensorFlow Datasets`
+    install: str  # the command that installs it: `pip install "tfgen[tfds]"`
+
+
+@dataclass(frozen=True)
 class Source:
     """One data source: its model and the facts the rest of tfgen asks of it (no `if type ==`)."""
 
@@ -52,6 +61,7 @@ class Source:
     function_field: str | None = None  # the field naming a `package.module:function` the script imports
     arguments_field: str | None = None  # the field of free-form keyword arguments (checked finite)
     script_imports: tuple[str, ...] = ()  # modules its `source.py.jinja` needs in the script
+    extra: Extra | None = None  # a package it needs: `smoke` and `--deep` refuse it missing, in one line
 
     @property
     def name(self) -> str:

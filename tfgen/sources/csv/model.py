@@ -6,10 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from tfgen.spec.models.base import Identifier, StrictModel
+from tfgen.spec.models.base import Column, Identifier, StrictModel
 
 CSV_IN_MEMORY_MIB = 64  # larger CSV files stream from the file (see CsvSource)
-Column = Annotated[str, Field(min_length=1)]
 Columns = Column | Annotated[list[Column], Field(min_length=1)]
 
 

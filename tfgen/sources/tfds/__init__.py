@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tfgen.sources.tfds.model import TfdsSource
 from tfgen.sources.tfds.rules import rules
-from tfgen.sources.unit import Source
+from tfgen.sources.unit import Extra, Source
 
 DOCS = """
 `tfds` datasets need the `tfds` extra (`pip install "tfgen[tfds]"`; without it `validate --deep`,
@@ -20,4 +20,9 @@ the split's syntax, each feature's shape and dtype, and a `ClassLabel` feature's
 against `classes`, from TFDS's description of the dataset (nothing is downloaded).
 """
 
-SOURCE = Source(model=TfdsSource, docs=DOCS, rules=rules)
+SOURCE = Source(
+    model=TfdsSource,
+    docs=DOCS,
+    rules=rules,
+    extra=Extra("tensorflow_datasets", "TensorFlow Datasets", 'pip install "tfgen[tfds]"'),
+)

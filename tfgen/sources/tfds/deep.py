@@ -1,15 +1,12 @@
-"""`tfds` sources under `validate --deep` and `smoke`: the extra is installed, and (deep) the
+"""A `tfds` source under `validate --deep`: the
 dataset, its split and its features are what the spec says. Reads the dataset's description
 from TFDS's code, never its data (nothing is downloaded)."""
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 from tfgen.errors import SpecIssue
-from tfgen.sources import located_sources
-from tfgen.sources.tfds.model import TfdsSource
 from tfgen.spec import catalog
 from tfgen.spec.loader import Loc, Located
 from tfgen.spec.models import Spec
@@ -17,27 +14,9 @@ from tfgen.spec.models import Spec
 EXTRA = 'pip install "tfgen[tfds]"'
 
 
-def tfds_installed() -> bool:
-    """Whether tensorflow_datasets can be imported (found without importing it)."""
-    try:
-        return importlib.util.find_spec("tensorflow_datasets") is not None
-    except (ImportError, ValueError):  # a finder that refuses it, a broken entry in sys.modules
-        return False
-
-
-def missing_extra(doc: Located, spec: Spec) -> list[SpecIssue]:
-    """An issue at each `type: tfds` when TensorFlow Datasets is not installed."""
-    sources = [(loc, source) for loc, source in located_sources(spec) if isinstance(source, TfdsSource)]
-    if not sources or tfds_installed():
-        return []
-    message = f"a `tfds` source needs TensorFlow Datasets: {EXTRA}"
-    return [doc.issue((*loc, "type"), message) for loc, _ in sources]
-
-
 def deep(doc: Located, spec: Spec, loc: Loc, source: Any) -> list[SpecIssue]:
-    """The issues of a `tfds` source: the extra, the name, the split, the features."""
-    if not tfds_installed():
-        return [doc.issue((*loc, "type"), f"a `tfds` source needs TensorFlow Datasets: {EXTRA}")]
+    """The issues of a `tfds` source: the name, the split, the features (the extra installed:
+    tfgen.check.deep_sources checks it first)."""
     try:
         import tensorflow_datasets as tfds
     except ImportError as error:

@@ -6,10 +6,9 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Discriminator, Field, PositiveInt, Tag, model_validator
 
-from tfgen.sources.csv.model import Column
 from tfgen.sources.registry import SOURCES
 from tfgen.spec.models.applications import ApplicationPreprocess
-from tfgen.spec.models.base import Identifier, LayerSpec, StrictModel
+from tfgen.spec.models.base import Column, Identifier, LayerSpec, StrictModel
 
 # The union of the registered sources' models, discriminated by `type` (tfgen/sources/registry.py).
 Source = Annotated[Union[tuple(unit.model for unit in SOURCES.values())], Field(discriminator="type")]  # noqa: UP007
