@@ -12,7 +12,7 @@ each imports only what its layer may (tests/test_import_graph.py):
 - `source.py.jinja`: what the script defines for the source beside `load_data` (often nothing),
   included by the data template under the name the planner chose.
 - `deep.py` (when it has deep checks): `deep(doc, spec, loc, source)` (check layer; found by
-  `tfgen.check.deep`).
+  `tfgen.check.deep_sources`).
 
 The runtime part of a source lives in `runtime/tfgen_runtime/` (a distribution of its own); each
 unit's docstring names its runtime module.
