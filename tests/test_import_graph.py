@@ -1,4 +1,5 @@
-"""tfgen's packages import one way: cli -> tools (check, cluster, lint) -> generate -> spec -> leaves."""
+"""tfgen's packages import one way: cli -> tools (check, cluster, lint) -> generate -> spec -> leaves
+(a data source's unit, tfgen/sources/<type>/, spreads over generate, check and spec: SOURCE_LAYERS)."""
 
 from __future__ import annotations
 
@@ -25,8 +26,16 @@ def tfgen_modules():
     return sorted((ROOT / "tfgen").rglob("*.py"))
 
 
+# A data source's unit (tfgen/sources/<type>/) serves three layers, so each of its modules belongs
+# to the layer it serves: plan.py to generate, deep.py to check, the rest (the registry, the
+# models, the rules, the docs) to spec, whose union of source models is built from the registry.
+SOURCE_LAYERS = {"plan": "generate", "deep": "check"}
+
+
 def package_of(module: str) -> str:
     parts = module.split(".")
+    if parts[1:2] == ["sources"]:
+        return SOURCE_LAYERS.get(parts[-1], "spec")
     return parts[1] if len(parts) > 1 else "tfgen"
 
 

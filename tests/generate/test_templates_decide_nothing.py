@@ -11,6 +11,7 @@ from conftest import ROOT
 from jinja2 import nodes
 
 from tfgen import __version__
+from tfgen.generate import sources_dir
 from tfgen.generate.plan import make_view
 from tfgen.generate.render import BLACK_MODE, environment, render, templates_dir
 from tfgen.generate.views import TEMPLATE_ENUMS
@@ -18,7 +19,8 @@ from tfgen.paths import display_path
 from tfgen.spec.resolve import resolve
 from tfgen.spec.validate import validate
 
-TEMPLATES = sorted(templates_dir().glob("*.jinja"))
+# The script's templates and each data source's part (tfgen/sources/<type>/source.py.jinja).
+TEMPLATES = sorted(templates_dir().glob("*.jinja")) + sorted(sources_dir().glob("*/*.jinja"))
 ENUM_NAMES = {kind.__name__ for kind in TEMPLATE_ENUMS}
 
 
@@ -49,7 +51,7 @@ def conditions(source: str) -> list[tuple[int, nodes.Node]]:
     return [(branch.lineno, branch.test) for branch in found if branch.test is not None]
 
 
-@pytest.mark.parametrize("path", TEMPLATES, ids=lambda path: path.name)
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda path: path.relative_to(path.parents[1]).as_posix())
 def test_template_conditions_test_one_named_field(path):
     source = path.read_text(encoding="utf-8")
     lines = source.splitlines()
@@ -93,7 +95,9 @@ def macros() -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "path", [path for path in TEMPLATES if path.name != "starter.yaml.jinja"], ids=lambda p: p.name
+    "path",
+    [path for path in TEMPLATES if path.name != "starter.yaml.jinja"],
+    ids=lambda p: p.relative_to(p.parents[1]).as_posix(),
 )
 def test_script_templates_read_one_view_root(path):
     """Everything a script template reads comes from `v` (tfgen.generate.views.View), besides

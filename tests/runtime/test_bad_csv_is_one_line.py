@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import Lazy, lazy_import, load_runtime
 
-from tfgen.check.deep_csv import _header
+from tfgen.sources.csv.deep import _header
 
 tf = lazy_import("tensorflow")
 rt = Lazy(load_runtime)

@@ -18,9 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tfgen.check.deep_applications import deep_runtime
-from tfgen.check.deep_csv import csv_problems
 from tfgen.check.deep_custom import custom_names, keyed, metric_params
-from tfgen.check.deep_folders import folder_issues
 from tfgen.check.deep_heads import (
     BINARY,
     ONE_HOT,
@@ -38,8 +36,8 @@ from tfgen.check.deep_heads import (
 )
 from tfgen.check.deep_merge import merge
 from tfgen.check.deep_phases import phase_problems
+from tfgen.check.deep_sources import source_issues
 from tfgen.check.deep_strings import strings_misused
-from tfgen.check.deep_tfds import deep_tfds
 from tfgen.check.keras_import import import_keras
 from tfgen.check.modules import LookupFailed, import_function, lookup_path
 from tfgen.errors import SpecError
@@ -210,13 +208,10 @@ class _Deep:
 
     def run(self) -> str:
         spec, keras = self.spec, self.keras
-        self.issues += folder_issues(self.doc, spec)
         for loc, reference in imported_references(spec):
             if loc[0] == "data":  # the builder is imported where the model is built
                 self.function(reference, loc, "data")
-        self.issues += deep_tfds(self.doc, spec)
-        for loc, message in csv_problems(spec):
-            self.fail(loc, message)
+        self.issues += source_issues(self.doc, spec)
         self.wiring = model_wiring(spec, output_names(spec))
         self.preprocessing()
         if spec.precision != "float32":

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfgen.check.deep_tfds import missing_extra
+from tfgen.check.deep_sources import missing_extras
 from tfgen.generate.build import plan_targets, write_files
 from tfgen.processes import kill_group
 from tfgen.spec.load import Issues, load_spec
@@ -114,7 +114,7 @@ def prepare(specs: list[Path], overrides: list[str], folder: Path) -> list[Smoke
         if (loaded := issues.attempt(load_spec, path, overrides))
     ]
     for _, loaded in valid:  # synthetic runs need no data, but the spec's real runs need the extra
-        issues.found += missing_extra(loaded.doc, loaded.spec)
+        issues.found += missing_extras(loaded.doc, loaded.spec)
     issues.raise_any()
     smokes = []
     for number, (spec_path, loaded) in enumerate(valid):

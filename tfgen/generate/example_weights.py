@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tfgen.generate.code import literal
 from tfgen.generate.views import ExampleWeightsView
+from tfgen.sources import unit_of
 from tfgen.spec.models import Spec
 
 
@@ -18,7 +19,7 @@ def example_weights_view(spec: Spec) -> ExampleWeightsView:
     return ExampleWeightsView(
         class_weights=literal(requested) if requested else None,
         sample_weight=None if column is None else literal(column),
-        npz_weights=column is not None and spec.data.train.source.type == "npz",
+        npz_weights=column is not None and unit_of(spec.data.train.source).weights_in_script,
         used=bool(requested) or column is not None,
     )
 

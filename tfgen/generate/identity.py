@@ -7,6 +7,7 @@ import hashlib
 import json
 from typing import Any
 
+from tfgen.sources import unit_of
 from tfgen.spec.models import Spec
 
 # The spec fields a resumed run may change: none changes what the saved state means (the
@@ -60,8 +61,5 @@ def data_files(spec: Spec) -> list[str]:
 
 def source_files(source: Any) -> list[str]:
     """The file (or glob pattern) an npz, csv or tfrecord source reads (none for others)."""
-    if source.type in ("npz", "csv"):
-        return [source.path]
-    if source.type == "tfrecord":
-        return [source.files]
-    return []
+    field = unit_of(source).file_field
+    return [getattr(source, field)] if field else []

@@ -11,7 +11,7 @@ import json
 from dataclasses import replace
 from pathlib import PurePosixPath
 
-from tfgen.generate.code import argument, keras_call, keywords, literal
+from tfgen.generate.code import argument, keras_call, literal
 from tfgen.generate.code_lines import (
     BUILD_OPTIMIZER,
     CHUNK_ENDS,
@@ -24,17 +24,13 @@ from tfgen.generate.constants_plan import run_setting_lines, setting_lines
 from tfgen.generate.custom_plan import custom_view
 from tfgen.generate.decisions import Jit, Placement, resolve_in_memory, resolve_jit, strings_reason
 from tfgen.generate.example_weights import example_weights_view
-from tfgen.generate.folder_plan import folder_description, folder_source
 from tfgen.generate.identity import data_files, source_files, state_sha256
 from tfgen.generate.model_plan import model_view, model_words
 from tfgen.generate.phase_plan import phase_view, rate_factors
-from tfgen.generate.plan_data import csv_view, data_sources, load_data_returns, test_fields
+from tfgen.generate.plan_data import data_sources, load_data_returns, test_fields
 from tfgen.generate.runtime import RUNTIME_VERSION, missing_line
-from tfgen.generate.source_calls import with_calls
-from tfgen.generate.tfds_plan import tfds_view
+from tfgen.generate.source_plan import description, source_templates, source_view
 from tfgen.generate.views import (
-    FOLDER_SOURCES,
-    SOURCE_IMPORTS,
     Batching,
     Boundary,
     Cache,
@@ -46,7 +42,6 @@ from tfgen.generate.views import (
     FieldView,
     LoggingView,
     LossTotal,
-    Module,
     OptimizerView,
     OutputView,
     Padding,
@@ -54,8 +49,6 @@ from tfgen.generate.views import (
     PrecisionView,
     Profile,
     RuntimeView,
-    SourceType,
-    SourceView,
     StepView,
     StrategyKind,
     TrackerArgs,
@@ -64,6 +57,7 @@ from tfgen.generate.views import (
     Weighting,
 )
 from tfgen.generate.wiring import Wiring, model_wiring
+from tfgen.sources import unit_of
 from tfgen.spec.models import Spec
 from tfgen.spec.names import has_validation, metric_keys, output_names
 from tfgen.spec.script_rules import imported_references
@@ -168,7 +162,7 @@ def _made_by(spec: Spec, spec_path: str, version: str) -> str:
     files = data_files(spec)
     if files:
         made_by += f', "data_files": {literal(files)}'
-    if all(source.type == "synthetic" for source in data_sources(spec)):
+    if all(unit_of(source).drawn for source in data_sources(spec)):
         made_by += ', "all_synthetic": True'  # --synthetic changes nothing
     return f'{{{made_by}, "tfgen": {literal(version)}}}'
 
@@ -210,26 +204,6 @@ def _outputs(spec: Spec, wiring: Wiring) -> list[OutputView]:
     return views
 
 
-def _source(source, part: Part, spec: Spec | None = None) -> SourceView:
-    kind = SourceType(source.type)
-    if kind is SourceType.CSV:
-        return csv_view(source, part, spec)
-    if kind in FOLDER_SOURCES:
-        return folder_source(source, part)
-    if kind is SourceType.PYTHON:
-        return SourceView(kind, part, call=literal(source.function), kwargs=keywords(source.kwargs))
-    if kind is SourceType.NPZ:
-        return SourceView(kind, part, path=literal(source.path), x=literal(source.x), y=literal(source.y))
-    if kind is SourceType.TFRECORD:
-        features = {name: (tuple(f.shape), f.dtype) for name, f in source.features.items()}
-        return SourceView(
-            kind, part, path=literal(source.files), features=literal(features), compression=literal(source.compression)
-        )
-    if kind is SourceType.KERAS:
-        return SourceView(kind, part, dataset=literal(source.dataset), split=literal(source.split))
-    return tfds_view(source, part) if kind is SourceType.TFDS else SourceView(kind, part)  # synthetic: drawn
-
-
 def _data(spec: Spec, wiring: Wiring) -> DataView:
     train, validation = spec.data.train, spec.data.validation
     validation_batch = (validation.batch_size if validation else None) or train.batch_size
@@ -245,10 +219,10 @@ def _data(spec: Spec, wiring: Wiring) -> DataView:
     placement = resolve_in_memory(spec)
     weights = example_weights_view(spec)
     npz_weights = weights.sample_weight if weights.npz_weights else None
-    tests = test_fields(spec, lambda source, part: with_calls(_source(source, part, spec), npz_weights))
+    tests = test_fields(spec, lambda source, part: source_view(source, part, spec, npz_weights))
     sources = [
-        with_calls(_source(train.source, Part.TRAIN, spec), npz_weights),
-        *([with_calls(_source(validation.source, Part.VALIDATION), npz_weights)] if validation else []),
+        source_view(train.source, Part.TRAIN, spec, npz_weights),
+        *([source_view(validation.source, Part.VALIDATION, spec, npz_weights)] if validation else []),
         *([tests["test"]] if "test" in tests else []),
     ]
     return DataView(
@@ -280,13 +254,13 @@ def _data(spec: Spec, wiring: Wiring) -> DataView:
         placement=placement,
         shard_policy=shard_policy,
         shard_reason=shard_reason,
-        synthetic_train=train.source.examples if train.source.type == "synthetic" else 16 * train.batch_size,
+        synthetic_train=train.source.examples if unit_of(train.source).drawn else 16 * train.batch_size,
         synthetic_validation=validation.source.examples
-        if validation and validation.source.type == "synthetic"
+        if validation and unit_of(validation.source).drawn
         else 4 * validation_batch,
         validation_steps=spec.train.validation_steps,
-        drawn=[source for source in sources if source.type is SourceType.SYNTHETIC],
-        read=[source for source in sources if source.type is not SourceType.SYNTHETIC],
+        drawn=[view for view, source in zip(sources, data_sources(spec), strict=True) if unit_of(source).drawn],
+        read=[view for view, source in zip(sources, data_sources(spec), strict=True) if not unit_of(source).drawn],
         **tests,
         **_loaders(spec),
         **_pipelines(spec, placement),
@@ -296,30 +270,28 @@ def _data(spec: Spec, wiring: Wiring) -> DataView:
 def _loaders(spec: Spec) -> dict[str, bool | str]:
     """The DataView's choices of what load_data and train_pipeline are made of."""
     data, train = spec.data, spec.data.train
-    types = {SourceType(source.type) for source in data_sources(spec)}
-    split_function = "split_files" if SourceType(train.source.type) in FOLDER_SOURCES else "split_arrays"
+    types = {source.type for source in data_sources(spec)}
+    split_function = "split_files" if unit_of(train.source).folder else "split_arrays"
     return {
         "splits_beside_test": bool(data.validation_split) and (data.test is not None or data.test_split is not None),
         "split_function": split_function,
         "returns": load_data_returns(spec, split_function),
         "preprocessed_input": bool(train.preprocess) and spec.model.builder is None,
-        "loads_npz": SourceType.NPZ in types,
-        "loads_tfrecord": SourceType.TFRECORD in types,
-        "loads_keras": SourceType.KERAS in types,
-        "imports_zipfile": any(Module.ZIPFILE in SOURCE_IMPORTS.get(kind, ()) for kind in types),
+        "source_templates": source_templates(types),
+        "imports_zipfile": any("zipfile" in unit_of(source).script_imports for source in data_sources(spec)),
     }
 
 
 def _pipelines(spec: Spec, placement: Placement) -> dict[str, bool]:
     """The DataView's choices of how the pipelines read each part and where layers run on it."""
     data, train = spec.data, spec.data.train
-    folder = SourceType(train.source.type) in FOLDER_SOURCES
+    folder = unit_of(train.source).folder
     shuffles_files = folder and bool(train.shuffle) and train.cache is False
     in_memory = placement is not Placement.STREAM
     return {
         "lists_train_files": folder,
-        "lists_validation_files": SourceType((data.validation or train).source.type) in FOLDER_SOURCES,
-        "lists_test_files": SourceType((data.test or train).source.type) in FOLDER_SOURCES,
+        "lists_validation_files": unit_of((data.validation or train).source).folder,
+        "lists_test_files": unit_of((data.test or train).source).folder,
         "shuffles_files": shuffles_files,
         "decodes_in_order": folder and not shuffles_files,
         "maps_layers": bool(train.preprocess or train.augment),
@@ -449,16 +421,7 @@ def _plateau_args(plateau) -> TrackerArgs:
 
 
 def _docstring(spec: Spec, outputs: list[OutputView]) -> list[str]:
-    source = spec.data.train.source
-    described = {
-        "python": f"`{getattr(source, 'function', '')}`",
-        "npz": "arrays from an .npz file",
-        "tfrecord": "TFRecord files",
-        "synthetic": f"{getattr(source, 'examples', 0)} random examples",
-        "keras": f"`keras.datasets.{getattr(source, 'dataset', '')}` ({getattr(source, 'split', '')} split)",
-        "tfds": f"TensorFlow Datasets `{getattr(source, 'name', '')}` ({getattr(source, 'split', '')} split)",
-        "csv": "columns of a CSV file",
-    }.get(source.type) or folder_description(source)
+    described = description(spec.data.train.source)
     heads = ", ".join(f"`{o.name}` ({spec.losses[o.name].type})" for o in outputs)
     held_out = "stratified " if spec.data.stratify else ""
     return [
@@ -476,7 +439,7 @@ def _shard_policy(spec: Spec) -> tuple[str | None, str]:
         return None, ""
     policy = spec.data.shard_policy
     if policy == "auto":
-        if spec.data.train.source.type == "tfrecord":
+        if unit_of(spec.data.train.source).file_shards:
             return "FILE", "whole files per worker, for a file source"
         return "DATA", "every worker reads all and keeps its share, for an in-memory source"
     return policy.upper(), "as the spec sets `data.shard_policy`"

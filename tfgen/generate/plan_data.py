@@ -1,12 +1,12 @@
-"""Planning the parts of `data` beyond the training and validation pipelines: csv sources and
-the test data (a source of its own or a held-out split)."""
+"""Planning the parts of `data` beyond the training and validation pipelines: the test data (a
+source of its own or a held-out split) and how load_data holds rows out."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tfgen.generate.code import literal
-from tfgen.generate.views import HeldOut, Part, SourceType, SourceView
+from tfgen.generate.views import HeldOut, Part
+from tfgen.sources import unit_of
 from tfgen.spec.models import Spec
 from tfgen.spec.names import has_validation
 
@@ -20,33 +20,14 @@ def data_sources(spec: Spec) -> list[Any]:
     return [part.source for part in parts if part is not None]
 
 
-def csv_view(source: Any, part: Part, spec: Spec) -> SourceView:
-    """How `rt.read_csv` reads a csv source: its options that are not at their defaults."""
-    options = {"delimiter": source.delimiter, "na_values": tuple(source.na_values)}
-    if part is Part.TRAIN:  # `in_memory: false` streams the file, `true` reads it; auto: by its size
-        options["stream"] = {True: False, False: True}.get(spec.data.train.in_memory)
-        # A file that streams is split afterwards by rt.held_out, which needs its rows.
-        options["rows"] = _held_out(spec)
-        options["sample_weight"] = spec.data.train.sample_weight  # the column of each example's weight
-    defaults = {"delimiter": ",", "na_values": (), "stream": None, "rows": False, "sample_weight": None}
-    return SourceView(
-        SourceType.CSV,
-        part,
-        path=literal(source.path),
-        x=literal(source.x),
-        y=literal(source.y),
-        options=[f"{name}={literal(value)}" for name, value in options.items() if value != defaults[name]],
-    )
-
-
-def _held_out(spec: Spec) -> bool:
+def holds_out_rows(spec: Spec) -> bool:
     """Whether `rt.held_out` splits the training source (else `rt.split_arrays`, or nothing).
 
-    It holds out test rows, and splits a csv file, which may stream, by the same seeded rows.
+    It holds out test rows, and splits a source that may stream rows (a csv file) by the same seeded rows.
     """
     data = spec.data
     split = data.validation_split is not None or data.test_split is not None
-    return data.test_split is not None or (split and data.train.source.type == "csv")
+    return data.test_split is not None or (split and unit_of(data.train.source).rows_held_out)
 
 
 def test_fields(spec: Spec, source_view) -> dict[str, Any]:
@@ -61,13 +42,13 @@ def test_fields(spec: Spec, source_view) -> dict[str, Any]:
     batch = (data.test.batch_size if data.test else None) or validation_batch
     fields["has_test"] = True
     fields["test_batch_size"] = batch
-    synthetic = data.test is not None and data.test.source.type == "synthetic"
+    synthetic = data.test is not None and unit_of(data.test.source).drawn
     fields["synthetic_test"] = data.test.source.examples if synthetic else 4 * batch
     return fields
 
 
 def _held_out_view(spec: Spec) -> HeldOut | None:
-    if not _held_out(spec):
+    if not holds_out_rows(spec):
         return None
     data = spec.data
     names = ["train", "validation" if data.validation_split else "_", "test" if data.test_split else "_"]
@@ -88,7 +69,7 @@ def load_data_returns(spec: Spec, split_function: str) -> str:
     stratify = ", stratify=True" if data.stratify else ""
     if data.test is not None or data.test_split is not None:
         return f"train, {'validation' if has_validation(spec) else 'None'}, test"
-    if _held_out(spec):
+    if holds_out_rows(spec):
         return "train, validation"
     if data.validation_split:
         return f"rt.{split_function}(train, VALIDATION_SPLIT, SEED{stratify})"

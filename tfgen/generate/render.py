@@ -8,7 +8,7 @@ import black
 import jinja2
 
 from tfgen import __version__
-from tfgen.generate import templates_dir
+from tfgen.generate import sources_dir, templates_dir
 from tfgen.generate.code import literal
 from tfgen.generate.plan import make_view
 from tfgen.generate.views import TEMPLATE_ENUMS
@@ -22,7 +22,8 @@ BLACK_MODE = black.Mode()
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        # The script's templates, then the sources' units (`<type>/source.py.jinja`, tfgen/sources/).
+        loader=jinja2.FileSystemLoader([str(templates_dir()), str(sources_dir())]),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

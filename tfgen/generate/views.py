@@ -40,38 +40,12 @@ class ClipKind(Enum):
     VALUE = "value"
 
 
-class SourceType(Enum):
-    PYTHON = "python"
-    NPZ = "npz"
-    TFRECORD = "tfrecord"
-    KERAS = "keras"
-    SYNTHETIC = "synthetic"
-    TFDS = "tfds"
-    CSV = "csv"
-    IMAGE_FOLDER = "image_folder"
-    TEXT_FOLDER = "text_folder"
-
-
-# Folder sources: a file list, decoded as it streams (see tfgen_runtime/files.py).
-FOLDER_SOURCES = frozenset({SourceType.IMAGE_FOLDER, SourceType.TEXT_FOLDER})
-
-
 class Part(Enum):
     """Which part of the data a source gives."""
 
     TRAIN = "train"
     VALIDATION = "validation"
     TEST = "test"
-
-
-class Module(Enum):
-    """Optional modules a script imports (for its data loaders)."""
-
-    ZIPFILE = "zipfile"
-
-
-# Modules a source type's loader needs in the script (see templates/_sources.py.jinja).
-SOURCE_IMPORTS = {SourceType.NPZ: (Module.ZIPFILE,)}
 
 
 class Batching(Enum):
@@ -135,9 +109,9 @@ class Keywords:
 
 @dataclass(frozen=True)
 class SourceView:
-    """How one data source is loaded (the data template has a block per `type`)."""
+    """How one data source is loaded (planned by its unit, tfgen/sources/<type>/plan.py)."""
 
-    type: SourceType
+    type: str  # the spec's `type:` (a registered source, tfgen/sources/__init__.py)
     part: Part
     call: str = ""  # python: the `package.module:function` literal
     kwargs: Keywords | None = (
@@ -151,7 +125,7 @@ class SourceView:
     dataset: str = ""  # keras, tfds: the dataset's name
     split: str = ""
     options: list[str] = field(default_factory=list)  # csv: `name=literal` keyword arguments not at their default
-    read_call: str = ""  # load_data's call that reads it (tfgen.generate.source_calls)
+    read_call: str = ""  # load_data's call that reads it (tfgen.generate.source_plan)
     draw_line: str = ""  # load_data's line that draws random arrays for its part instead
 
 
@@ -214,9 +188,7 @@ class DataView:
     splits_beside_test: bool = False  # load_data splits the validation rows off before returning a test part
     decodes_in_order: bool = False  # a folder's files decoded in order (not shuffled first)
     preprocessed_input: bool = False  # the script defines `preprocessed`: the model's input after preprocessing
-    loads_npz: bool = False  # the script defines load_npz
-    loads_tfrecord: bool = False  # the script defines load_tfrecord
-    loads_keras: bool = False  # the script defines load_keras_dataset
+    source_templates: list[str] = field(default_factory=list)  # each used unit's source.py.jinja
     imports_zipfile: bool = False  # the script imports zipfile (for load_npz)
     drawn: list[SourceView] = field(default_factory=list)  # synthetic sources: random arrays, --synthetic or not
     read: list[SourceView] = field(default_factory=list)  # sources read from real data (--synthetic draws instead)
@@ -475,9 +447,7 @@ TEMPLATE_ENUMS = (
     Weighting,
     LossTotal,
     ClipKind,
-    SourceType,
     Part,
-    Module,
     Batching,
     StrategyKind,
     Boundary,

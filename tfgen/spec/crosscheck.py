@@ -7,11 +7,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from tfgen.errors import SpecIssue
+from tfgen.sources import located_sources, unit_of
 from tfgen.spec import catalog
 from tfgen.spec.branch_rules import BRANCH_CHECKS
-from tfgen.spec.csv_rules import csv_issues
 from tfgen.spec.finetune_rules import located_items, model_items
-from tfgen.spec.folder_rules import folder_sources
 from tfgen.spec.loader import Loc, Located, walk
 from tfgen.spec.models import Spec
 from tfgen.spec.names import FIXED_KEYS, VALIDATION_PREFIX, has_validation, history_keys, metric_key, output_names
@@ -26,7 +25,6 @@ from tfgen.spec.support import (
     string_inputs,
     xla_lookups,
 )
-from tfgen.spec.tfds_rules import check_tfds
 from tfgen.spec.weight_rules import WEIGHT_CHECKS
 
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
@@ -173,103 +171,16 @@ def _adapted_layer(spec: Spec, doc: Located, loc: Loc, layer: Any) -> Iterator[S
         )
 
 
-def _sources(spec: Spec):
-    yield ("data", "train", "source"), spec.data.train.source
-    if spec.data.validation is not None:
-        yield ("data", "validation", "source"), spec.data.validation.source
-    if spec.data.test is not None:
-        yield ("data", "test", "source"), spec.data.test.source
-
-
-def _data(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    inputs, targets = list(spec.model.inputs), list(spec.targets)
-    for loc, source in _sources(spec):
-        if source.type in ("npz", "tfds") and source.x is not None:  # tfds: x and y, or neither
-            yield from _array_names(doc, loc, source, inputs, targets)
-        if source.type == "tfrecord":
-            yield from _tfrecord_source(spec, doc, loc, source, inputs + targets)
-
-
-def _array_names(doc: Located, loc: Loc, source, inputs: list[str], targets: list[str]) -> Iterator[SpecIssue]:
-    """An npz or tfds source's `x` and `y` name one array per input and per target."""
-    for field, names, what in (("x", inputs, "input"), ("y", targets, "target")):
-        value = getattr(source, field)
-        if isinstance(value, str):
-            if len(names) > 1:
-                yield doc.issue((*loc, field), f"one array for {len(names)} {what}s: map each {what} to an array name")
-        elif set(value) != set(names):
-            yield doc.issue((*loc, field), f"maps {sorted(value)}, the {what}s are {sorted(names)}")
-
-
-def _tfrecord_source(spec: Spec, doc: Located, loc: Loc, source, names: list[str]) -> Iterator[SpecIssue]:
-    """A tfrecord source describes every input and target, and is split by files, not by rows."""
-    for name in names:
-        if name not in source.features:
-            yield doc.issue(
-                (*loc, "features"),
-                f"no feature describes `{name}`{catalog.did_you_mean(name, source.features)}",
-            )
-    if loc[1] != "train":
-        return
-    for split, section in (("validation_split", "validation"), ("test_split", "test")):
-        if getattr(spec.data, split) is not None:
-            yield doc.issue(
-                ("data", split), f"`{split}` needs an in-memory source; give `data.{section}` for tfrecord files"
-            )
-
-
-def _csv(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    yield from csv_issues(spec, doc, _sources(spec))
-
-
-# Keras's folder loaders return a tf.data.Dataset that, by default, reshuffles its files on every
-# iteration and comes in batches of 32.
-DATASET_LOADERS = ("image_dataset_from_directory", "text_dataset_from_directory", "audio_dataset_from_directory")
-
-
-def _dataset_loader(source) -> str | None:
-    """The Keras folder loader a `python` source calls directly, if it is one."""
-    if source.type != "python":
-        return None
-    module, _, name = source.function.partition(":")
-    keras_module = module.split(".")[0] == "keras" or module.startswith(("tensorflow.keras", "tf.keras"))
-    return name if keras_module and name in DATASET_LOADERS else None
-
-
-def _loaders(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    """A Keras folder loader as a source keeps exact resume only when tfgen shuffles and batches."""
-    for loc, source in _sources(spec):
-        loader = _dataset_loader(source)
-        if loader is None:
-            continue
-        kwargs = source.kwargs
-        if loc[1] == "train" and kwargs.get("shuffle", True) is not False:
-            yield doc.issue(
-                (*loc, "function"),
-                f"`{loader}` reshuffles its files on every iteration by default, so "
-                "a resumed run would differ: add `shuffle: false` to `kwargs` and let tfgen shuffle "
-                "(`data.train.shuffle`, seeded per epoch)",
-            )
-        if kwargs.get("batch_size", 32) is not None:
-            yield doc.issue(
-                (*loc, "function"),
-                f"`{loader}` gives batches (of 32 by default): add `batch_size: null` to `kwargs` (tfgen batches)",
-            )
-        for argument in ("validation_split", "subset"):
-            if argument in kwargs:
-                yield doc.issue(
-                    (*loc, "kwargs", argument),
-                    f"`{loader}`'s `{argument}` without its shuffle holds "
-                    "out the last files in sorted order (whole classes): give the held-out examples as "
-                    "`data.validation` (a folder of their own)",
-                )
-        for split, part in (("validation_split", "validation"), ("test_split", "test")):
-            if loc[1] == "train" and getattr(spec.data, split) is not None:
-                yield doc.issue(
-                    ("data", split),
-                    f"`{split}` needs arrays; `{loader}` returns a "
-                    f"tf.data.Dataset: give the held-out examples as `data.{part}`",
-                )
+def _source_rules(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    """Each source's static rules, by its registered unit (tfgen/sources/<type>/rules.py); an issue
+    two sources both raise (a training and a validation folder) is said once."""
+    seen: set[tuple] = set()
+    for loc, source in located_sources(spec):
+        rules = unit_of(source).rules
+        for issue in rules(spec, doc, loc, source) if rules else ():
+            if (issue.field, issue.message) not in seen:
+                seen.add((issue.field, issue.message))
+                yield issue
 
 
 def _stratify(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
@@ -477,9 +388,9 @@ def _data_arguments(spec: Spec) -> Iterator[tuple[Loc, dict[str, Any]]]:
     for field in ("preprocess", "augment"):
         layers = located_items(getattr(spec.data.train, field), ("data", "train", field))
         yield from ((loc, layer.args) for loc, layer in layers)
-    for loc, source in _sources(spec):
-        if source.type == "python":
-            yield (*loc, "kwargs"), source.kwargs
+    for loc, source in located_sources(spec):
+        if field := unit_of(source).arguments_field:
+            yield (*loc, field), getattr(source, field)
 
 
 def _loss_arguments(spec: Spec) -> Iterator[tuple[Loc, dict[str, Any]]]:
@@ -531,12 +442,8 @@ CHECKS = (
     (_model, {"model", "data"}),
     (_adapt, {"model", "data", "precision"}),
     (_stratify, {"data", "targets"}),
-    (_data, {"data", "model", "targets"}),
+    (_source_rules, {"data", "model", "targets"}),
     (_padding, {"data", "model", "targets"}),
-    (_csv, {"data", "model", "targets"}),
-    (_loaders, {"data"}),
-    (check_tfds, {"data", "model", "targets"}),
-    (folder_sources, {"data", "model", "targets"}),
     (_losses, {"losses", "targets"}),
     (_early_stopping, {"train", "checkpoint", "data", "model", "targets", "metrics"}),
     (_history, {"model", "targets", "metrics", "loss_weighting"}),

@@ -2,7 +2,7 @@
 
 The schema is what `tfgen schema` prints: every field's type, default, description and example
 come from the pydantic models (`tfgen/spec/models/`). The explanations that need more than a field's
-description are the sections' prose, in `tfgen/spec/reference_text.py`. `scripts/generate_spec_reference.py`
+description are the sections' prose, in `tfgen/spec/reference_text.py` (a data source's, in its unit's `docs`). `scripts/generate_spec_reference.py`
 writes the file; `tests/spec/test_docs.py` fails when the committed file differs from what this gives.
 """
 
@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from tfgen.sources import SOURCES
 from tfgen.spec import reference_text
 from tfgen.spec.schema import schema
 
@@ -40,13 +41,18 @@ class Section:
     after: str = ""
 
 
+def data_text() -> str:
+    """`data`'s prose: each registered source's paragraph (its unit's `docs`), then the rest."""
+    return "\n\n".join([*(unit.docs.strip() for unit in SOURCES.values()), reference_text.DATA.strip()])
+
+
 SECTIONS = (
     Section(
         "Top level",
         ("name", "seed", "output_dir", "precision", "deterministic", "extends"),
         after=reference_text.TOP_LEVEL,
     ),
-    Section("`data`", ("data",), after=reference_text.DATA),
+    Section("`data`", ("data",), after=data_text()),
     Section("`model` and `targets`", ("model", "targets"), after=reference_text.MODEL),
     Section("`losses`, `metrics`, `optimizer`", ("losses", "metrics", "optimizer")),
     Section("`train`", ("train",), after=reference_text.TRAIN),

@@ -78,54 +78,13 @@ spec (after `extends` and `--set`), so `tfgen check` calls a file stale when wha
 changed, not when a comment did.
 """
 
+# After the sources' own paragraphs (each unit's `docs`, tfgen/sources/<type>/__init__.py).
 DATA = """
-`tfrecord` records are parsed 256 at a time (about 3x faster than one by one), then one example
-per element again. `keras` datasets are downloaded by Keras on first use; the tests use
-`--synthetic` instead. `image_folder` and `text_folder` list their class folders' files once,
-sorted (hidden files and folders skipped); `validation_split` and the shuffle work on that list
-(the whole list, whatever the buffer: it is listed class by class; with `cache`, the buffer of
-decoded examples is `shuffle`'s), and each file is read as it streams: one that cannot be read
-stops the run naming it.
-
-`tfds` datasets need the `tfds` extra (`pip install "tfgen[tfds]"`; without it `validate --deep`,
-`smoke` and the script say so in one line); TFDS downloads a dataset into `data_dir` on first use.
-They are read in TFDS's stored order and shuffled by tfgen (seeded per epoch), so a resumed run is
-exact. They stream, so `validation_split` is refused: hold out with TFDS's slicing
-(`split: "train[:80%]"` for training, `"train[80%:]"` as `data.validation`). Without `x` and `y`,
-the dataset's supervised pair fills the one input and the one target. `--deep` checks the name,
-the split's syntax, each feature's shape and dtype, and a `ClassLabel` feature's class count
-against `classes`, from TFDS's description of the dataset (nothing is downloaded).
-
-**A `csv` file** is read the same way in memory and streamed (TensorFlow's CSV parser: quoted
-fields may hold the delimiter and `""`, not a line break; a row is a line, numbered as the file's
-lines, the header being row 1). Every row is checked before the first step, streamed or not: a
-missing column, a ragged row, a value that is not a number of its column's dtype (`3.5` for an
-integer, `300` for `uint8`), an empty or missing value where none may be and an unknown label are
-one line naming the file, the row and the column. Unshuffled, a file read into memory and one
-streamed train to the same history; shuffled, they differ (the in-memory order is a seeded
-permutation, a stream's a seeded shuffle buffer), each resuming exactly. `validation_split` and
-`test_split` hold out the same rows of a streamed file as of one read into memory, by the seeded
-order of its row count (a streamed part keeps the file's order).
-
 **Test data** (`data.test` or `data.test_split`) is evaluated once, after training, on the final
 model (the best epoch's weights when the run restores them) with the validation step under the
 run's strategy: one `Test:` line, and `test.json` in the output folder. With `validation_split`,
 `test_split` takes its rows from the other end of the same seeded order, so the validation rows
 are the ones `validation_split` alone holds out.
-
-**What a `python` source must do for exact resume** (a rerun after a kill continues
-bit-identically): return the same examples in the same order on every call and every iteration,
-unbatched (one example per element), and leave shuffling to tfgen (`data.train.shuffle`, seeded
-per epoch). tfgen checks what it can see: a function that returns one array, or a tuple that is
-not an `(x, y)` pair, is one line naming what it returned; a Dataset whose elements are batches,
-or of the wrong shape, is one line naming the input or target; a Dataset whose first elements
-differ between two iterations (it shuffles or draws at random itself) is a warning at start;
-Keras's folder loaders (`keras.utils.image_dataset_from_directory`, `text_dataset_from_directory`,
-`audio_dataset_from_directory`) called directly are validation errors unless given
-`shuffle: false` and `batch_size: null`, and their own `validation_split`/`subset` (which holds
-out whole classes when not shuffling) is refused; `data.validation_split` on a Dataset is an error
-(at build time for those loaders, at start otherwise): give the held-out examples as
-`data.validation`.
 
 **Variable-length data.** A `null` in `model.inputs.<name>.shape` or `targets.<output>.shape`
 marks a variable-length dimension. Such examples are batched by `data.train.padded_batch` (each

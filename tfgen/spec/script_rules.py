@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from tfgen.errors import SpecIssue
+from tfgen.sources import located_sources, unit_of
 from tfgen.spec.custom_objects import spec_references
 from tfgen.spec.loader import Located
 from tfgen.spec.models import Spec
@@ -39,9 +40,11 @@ def script_stem(doc: Located) -> str:
 
 def imported_references(spec: Spec) -> list[tuple[tuple[str, ...], str]]:
     """The `package.module:function` references the script imports, with their spec fields."""
-    parts = [part for part in ("train", "validation", "test") if getattr(spec.data, part)]
-    sources = [(("data", part, "source", "function"), getattr(spec.data, part).source) for part in parts]
-    found = [(loc, source.function) for loc, source in sources if source.type == "python"]
+    found = [
+        ((*loc, field), getattr(source, field))
+        for loc, source in located_sources(spec)
+        if (field := unit_of(source).function_field)
+    ]
     found += spec_references(spec)  # the user's own Keras objects (`type: "module:Name"`)
     return found + ([(("model", "builder"), spec.model.builder)] if spec.model.builder else [])
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tfgen.sources import unit_of
 from tfgen.spec.models import Spec
-from tfgen.spec.models.data import IN_MEMORY_SOURCES
 from tfgen.spec.models.model import Residual
 
 # Adaptable layers and the arguments that give what `adapt` computes (validation refuses both;
@@ -84,7 +84,7 @@ def in_memory_blocker(spec: Spec) -> str | None:
     strings = string_inputs(spec)
     if strings:
         return f"the input `{strings[0]}` holds strings, which XLA cannot slice (they stream through tf.data)"
-    if train.source.type not in IN_MEMORY_SOURCES:
+    if not unit_of(train.source).in_memory:
         return f"the `{train.source.type}` source streams from files"
     if not train.drop_remainder:
         return "it needs `drop_remainder: true` (every step slices a full global batch)"

@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tfgen.errors import SpecIssue
+from tfgen.sources import SOURCES
 from tfgen.spec.loader import Located
 from tfgen.spec.models import Spec
 from tfgen.spec.models.model import TargetSpec
 
-SAMPLE_WEIGHT_SOURCES = ("npz", "csv")  # sources that name an array or a column per example
+# Sources that name an array or a column per example.
+SAMPLE_WEIGHT_SOURCES = tuple(name for name, unit in SOURCES.items() if unit.example_weights)
 
 
 def _class_weights(spec: Spec, doc: Located) -> Iterator[SpecIssue]:

@@ -62,6 +62,7 @@ def _dotted_ref(value: str) -> str:
 
 Identifier = Annotated[str, AfterValidator(_identifier)]
 DottedRef = Annotated[str, AfterValidator(_dotted_ref)]
+Column = Annotated[str, Field(min_length=1)]  # an array's or a column's name in a data file
 DType = Literal["float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]
 InputDType = Literal[
     "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool", "string"

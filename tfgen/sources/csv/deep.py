@@ -7,21 +7,18 @@ from __future__ import annotations
 import csv
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-from tfgen.spec.loader import Loc
+from tfgen.errors import SpecIssue
+from tfgen.spec.loader import Loc, Located
 from tfgen.spec.models import Spec
 
 HEADER_BYTES = 2**20  # of a file's first line read (a longer header is refused)
 
 
-def csv_problems(spec: Spec) -> Iterator[tuple[Loc, str]]:
-    """(location, message) of every problem with a csv source's file or header."""
-    for part in ("train", "validation", "test"):
-        pipeline = getattr(spec.data, part)
-        if pipeline is None or pipeline.source.type != "csv":
-            continue
-        loc = ("data", part, "source")
-        yield from _source_problems(pipeline.source, loc)
+def deep(doc: Located, spec: Spec, loc: Loc, source: Any) -> list[SpecIssue]:
+    """The problems with a csv source's file or header."""
+    return [doc.issue(where, message) for where, message in _source_problems(source, loc)]
 
 
 def _source_problems(source, loc: Loc) -> Iterator[tuple[Loc, str]]:

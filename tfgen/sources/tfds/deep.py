@@ -1,54 +1,27 @@
-"""`tfds` sources under `validate --deep` and `smoke`: the extra is installed, and (deep) the
+"""A `tfds` source under `validate --deep`: the
 dataset, its split and its features are what the spec says. Reads the dataset's description
 from TFDS's code, never its data (nothing is downloaded)."""
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 from tfgen.errors import SpecIssue
 from tfgen.spec import catalog
 from tfgen.spec.loader import Loc, Located
 from tfgen.spec.models import Spec
-from tfgen.spec.tfds_rules import tfds_sources
 
 EXTRA = 'pip install "tfgen[tfds]"'
 
 
-def tfds_installed() -> bool:
-    """Whether tensorflow_datasets can be imported (found without importing it)."""
-    try:
-        return importlib.util.find_spec("tensorflow_datasets") is not None
-    except (ImportError, ValueError):  # a finder that refuses it, a broken entry in sys.modules
-        return False
-
-
-def missing_extra(doc: Located, spec: Spec) -> list[SpecIssue]:
-    """An issue at each `type: tfds` when TensorFlow Datasets is not installed."""
-    sources = list(tfds_sources(spec))
-    if not sources or tfds_installed():
-        return []
-    message = f"a `tfds` source needs TensorFlow Datasets: {EXTRA}"
-    return [doc.issue((*loc, "type"), message) for loc, _ in sources]
-
-
-def deep_tfds(doc: Located, spec: Spec) -> list[SpecIssue]:
-    """The issues of the spec's `tfds` sources: the extra, the name, the split, the features."""
-    sources = list(tfds_sources(spec))
-    if not sources:
-        return []
-    missing = missing_extra(doc, spec)
-    if missing:
-        return missing
+def deep(doc: Located, spec: Spec, loc: Loc, source: Any) -> list[SpecIssue]:
+    """The issues of a `tfds` source: the name, the split, the features (the extra installed:
+    tfgen.check.deep_sources checks it first)."""
     try:
         import tensorflow_datasets as tfds
     except ImportError as error:
-        return [doc.issue((*sources[0][0], "type"), f"TensorFlow Datasets does not import ({EXTRA}): {error}")]
-    issues: list[SpecIssue] = []
-    for loc, source in sources:
-        issues += _SourceCheck(tfds, doc, spec, loc, source).run()
-    return issues
+        return [doc.issue((*loc, "type"), f"TensorFlow Datasets does not import ({EXTRA}): {error}")]
+    return _SourceCheck(tfds, doc, spec, loc, source).run()
 
 
 class _SourceCheck:

@@ -11,33 +11,17 @@ from collections.abc import Iterator
 
 from tfgen.check.modules import runtime_module
 from tfgen.errors import SpecIssue
-from tfgen.spec.folder_rules import FOLDER_SOURCES
 from tfgen.spec.loader import Loc, Located
 from tfgen.spec.models import Spec
 
 
-def folder_issues(doc: Located, spec: Spec) -> list[SpecIssue]:
-    """The problems of every folder source's folder (an empty list: none)."""
-    issues = []
-    for loc, source in _folder_sources(spec):
-        issues += list(_folder(doc, spec, loc, source))
-    return issues
+def folder_issues(doc: Located, spec: Spec, loc: Loc, source, ends: tuple[str, ...], cap: str) -> list[SpecIssue]:
+    """The problems of a folder source's folder (`ends`: the file extensions it reads; `cap`: the
+    runtime's size cap of its files, a name in class_folders.py)."""
+    return list(_folder(doc, spec, loc, source, ends, cap))
 
 
-def _folder_sources(spec: Spec):
-    for part in ("train", "validation"):
-        pipeline = getattr(spec.data, part)
-        if pipeline is not None and pipeline.source.type in FOLDER_SOURCES:
-            yield ("data", part, "source"), pipeline.source
-
-
-def _extensions(source) -> tuple[str, ...]:
-    if source.type == "text_folder":
-        return (".txt",)
-    return tuple(f".{extension.lower()}" for extension in source.extensions)
-
-
-def _folder(doc: Located, spec: Spec, loc: Loc, source) -> Iterator[SpecIssue]:
+def _folder(doc: Located, spec: Spec, loc: Loc, source, ends: tuple[str, ...], cap_name: str) -> Iterator[SpecIssue]:
     import tensorflow as tf  # --deep has imported it already (with Keras); gfile reads gs:// too
 
     directory = source.directory
@@ -52,9 +36,8 @@ def _folder(doc: Located, spec: Spec, loc: Loc, source) -> Iterator[SpecIssue]:
             where, f"`{directory}` has {len(folders)} class folder(s): it needs one sub-folder per class, two or more"
         )
         return
-    ends = _extensions(source)
     listing = runtime_module("class_folders")
-    cap = listing.TEXT_FILE_CAP if source.type == "text_folder" else listing.IMAGE_FILE_CAP
+    cap = getattr(listing, cap_name)
     files = {}
     try:
         for name in folders:
