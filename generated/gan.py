@@ -156,21 +156,17 @@ class Networks(keras.layers.Layer):
         self.discriminator = discriminator
 
 
-def replica_rows(batch):
-    """This replica's rows of a global batch (replicas take consecutive rows, in order)."""
-    context = tf.distribute.get_replica_context()
-    share = GLOBAL_BATCH_SIZE // context.num_replicas_in_sync
-    first = context.replica_id_in_sync_group * share
-    return batch[first : first + share]
-
-
 def draw(kind, shape, step, number):
-    """Random numbers for this replica, keyed by (SEED, steps run, `number`): the same on any
-    number of replicas, and again on a resume (the steps run are checkpointed)."""
+    """This replica's rows of a global batch of random numbers keyed by (SEED, steps run,
+    `number`): the same on any number of replicas, and again on a resume (the steps run are
+    checkpointed)."""
     seed = tf.random.experimental.stateless_fold_in(
         tf.constant([SEED, number], tf.int64), step
     )
-    return replica_rows(kind([GLOBAL_BATCH_SIZE, *shape], seed))
+    context = tf.distribute.get_replica_context()
+    share = GLOBAL_BATCH_SIZE // context.num_replicas_in_sync
+    first = context.replica_id_in_sync_group * share
+    return kind([GLOBAL_BATCH_SIZE, *shape], seed)[first : first + share]
 
 
 class Trainer(rt.StandardTrainer):
@@ -208,9 +204,11 @@ class Trainer(rt.StandardTrainer):
         )
 
     def networks(self):
+        """The networks by name."""
         return {"generator": self.generator, "discriminator": self.discriminator}
 
     def generate(self, noise, training):
+        """The generator's fake examples of `noise`."""
         inputs = {"noise": noise}
         return self.generator(inputs, training=training)["pixels"]
 
@@ -233,8 +231,7 @@ class Trainer(rt.StandardTrainer):
         fake = self.generate(noise, training=True)
         with tf.GradientTape() as tape:
             real_scores = self.score(real)
-            fake_scores = self.score(fake)
-            per_example = discriminator_losses(real_scores, fake_scores)
+            per_example = discriminator_losses(real_scores, self.score(fake))
             loss = tf.nn.compute_average_loss(
                 per_example, global_batch_size=GLOBAL_BATCH_SIZE
             )
@@ -271,12 +268,10 @@ class Trainer(rt.StandardTrainer):
         g_loss = self.train_generator(step)
         carried = self.carry_metrics(carried, {"g_loss": g_loss})
         carried = self.state.record_rate(carried, self.optimizer)
-        return self.record(carried, losses["d_loss"], g_loss)
-
-    def record(self, carried, d_loss, g_loss):
-        """Count the step; keep its losses if they are the run's first non-finite ones."""
-        replicas = tf.distribute.get_replica_context().num_replicas_in_sync
-        total = (tf.reduce_mean(d_loss) + tf.reduce_mean(g_loss)) / replicas
+        # Count the step; keep its losses if they are the run's first non-finite ones.
+        d_loss = losses["d_loss"]
+        total = tf.reduce_mean(d_loss) + tf.reduce_mean(g_loss)
+        total /= tf.distribute.get_replica_context().num_replicas_in_sync
         return self.state.record(carried, total, {"d": d_loss, "g": g_loss})
 
     def test_step(self, features, targets):

@@ -27,8 +27,10 @@ def supervised_issues(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     for single, several in SINGLE.items():
         if several in doc.data:
             yield doc.issue(
-                (several,), f"`{several}` is for algorithms that train several networks; the `supervised` "
-                f"algorithm (the default) trains one: write `{single}`", key=True
+                (several,),
+                f"`{several}` is for algorithms that train several networks; the `supervised` "
+                f"algorithm (the default) trains one: write `{single}`",
+                key=True,
             )
 
 
@@ -38,7 +40,9 @@ def several_networks_issues(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     for single, several in SINGLE.items():
         if single in doc.data:
             yield doc.issue(
-                (single,), f"the `{kind}` algorithm trains several networks: write `{several}`, not `{single}`", key=True
+                (single,),
+                f"the `{kind}` algorithm trains several networks: write `{several}`, not `{single}`",
+                key=True,
             )
         elif several not in doc.data:
             yield doc.issue((several,), f"missing required field `{several}` (the `{kind}` algorithm)", key=True)

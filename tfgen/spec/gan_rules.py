@@ -62,8 +62,11 @@ def _names(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                 yield doc.issue((section,), f"the `gan` algorithm needs `{section}.{name}`", key=True)
         for name in given:
             if name not in NETWORKS:
-                yield doc.issue((section, name), f"the `gan` algorithm trains `generator` and `discriminator`, "
-                                f"not `{name}`", key=True)
+                yield doc.issue(
+                    (section, name),
+                    f"the `gan` algorithm trains `generator` and `discriminator`, not `{name}`",
+                    key=True,
+                )
 
 
 def _networks(spec: Spec, doc: Located) -> Iterator[SpecIssue]:

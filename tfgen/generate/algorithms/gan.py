@@ -11,7 +11,7 @@ from typing import Any
 from tfgen.generate.code import keras_call, literal
 from tfgen.generate.identity import state_sha256
 from tfgen.generate.plan import make_view
-from tfgen.generate.views import FieldView, LayerLine, View
+from tfgen.generate.views import FieldView, LayerLine
 from tfgen.generate.wiring import model_wiring
 from tfgen.spec.models import LossSpec, Spec
 from tfgen.spec.models.algorithms import Supervised
@@ -63,12 +63,12 @@ class GanView:
 def plan(spec: Spec, **where: Any) -> tuple[str, dict[str, Any]]:
     """The gan template, the shared view `v` (its data, constants) and the gan's `g`."""
     v = make_view(_as_data_spec(spec), **where)
-    v = replace(v, header={**v.header, "state_sha256": state_sha256(spec)}, docstring=_docstring(spec))
-    extra_imports = ["import numpy as np"]
-    return TEMPLATE, {"v": v, "g": gan_view(spec, v), "extra_imports": extra_imports}
+    header = {**v.header, "state_sha256": state_sha256(spec)}
+    v = replace(v, header=header, docstring=_docstring(spec), imports=["import numpy as np"])
+    return TEMPLATE, {"v": v, "g": gan_view(spec)}
 
 
-def gan_view(spec: Spec, v: View) -> GanView:
+def gan_view(spec: Spec) -> GanView:
     algorithm = spec.algorithm
     generator, discriminator = (spec.networks[name] for name in NETWORKS)
     noise = next(name for name in generator.inputs if name != algorithm.condition)
