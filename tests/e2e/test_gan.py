@@ -27,6 +27,9 @@ def gan_spec(**algorithm) -> dict:
     """specs/gan.yaml, deterministic, with `algorithm` keys overridden."""
     spec = yaml.safe_load((ROOT / "specs" / "gan.yaml").read_text())
     spec["algorithm"].update(algorithm)
+    if "condition" in algorithm:  # both networks take the class one-hot
+        for network in spec["networks"].values():
+            network["inputs"][algorithm["condition"]] = {"shape": [10]}
     spec["deterministic"] = True
     spec["data"]["train"]["source"]["function"] = "sklearn.datasets:load_digits"
     return spec
@@ -69,8 +72,12 @@ def test_the_shipped_gan_trains_and_writes_both_networks_and_samples(tmp_path):
 
 @pytest.mark.parametrize(
     "algorithm",
-    [{}, {"loss": "wasserstein", "gradient_penalty": 10.0, "discriminator_steps": 2}, {"loss": "hinge"}],
-    ids=["non_saturating", "wgan_gp", "hinge"],
+    [
+        {},
+        {"loss": "wasserstein", "gradient_penalty": 10.0, "discriminator_steps": 2},
+        {"loss": "hinge", "condition": "digit"},
+    ],
+    ids=["non_saturating", "wgan_gp", "hinge_conditional"],
 )
 def test_a_gan_killed_mid_epoch_resumes_bit_identically(tmp_path, algorithm):
     spec = gan_spec(**algorithm)

@@ -115,9 +115,10 @@ def _network(spec: Spec, name: str) -> NetworkView:
 
 
 def _as_data_spec(spec: Spec) -> Spec:
-    """The spec as the supervised planner reads its data: a model of the discriminator's inputs
-    with a bare head per target (the source's labels), the discriminator's optimizer."""
-    inputs = spec.networks["discriminator"].inputs
+    """The spec as the supervised planner reads its data: a model of the discriminator's data
+    inputs with a bare head per target (the source's labels), the discriminator's optimizer."""
+    condition = spec.algorithm.condition  # a target of the data, not an input
+    inputs = {name: item for name, item in spec.networks["discriminator"].inputs.items() if name != condition}
     model = Model.model_validate({"inputs": inputs, "outputs": {name: [] for name in spec.targets}})
     return _with_model(spec, model, dict(spec.targets), optimizer=spec.optimizers["discriminator"])
 
