@@ -23,10 +23,12 @@ TIMING = ("epoch_seconds", "examples_per_second", "input_wait_seconds", "input_w
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "-1", "TF_ENABLE_ONEDNN_OPTS": "0"}
 
 
-def gan_spec(**algorithm) -> dict:
-    """specs/gan.yaml, deterministic, with `algorithm` keys overridden."""
+def gan_spec(streamed=False, **algorithm) -> dict:
+    """specs/gan.yaml, deterministic, with `algorithm` keys overridden (`streamed`: through tf.data)."""
     spec = yaml.safe_load((ROOT / "specs" / "gan.yaml").read_text())
     spec["algorithm"].update(algorithm)
+    if streamed:
+        spec["data"]["train"]["in_memory"] = False
     if "condition" in algorithm:  # both networks take the class one-hot
         for network in spec["networks"].values():
             network["inputs"][algorithm["condition"]] = {"shape": [10]}
@@ -76,8 +78,9 @@ def test_the_shipped_gan_trains_and_writes_both_networks_and_samples(tmp_path):
         {},
         {"loss": "wasserstein", "gradient_penalty": 10.0, "discriminator_steps": 2},
         {"loss": "hinge", "condition": "digit"},
+        {"streamed": True},
     ],
-    ids=["non_saturating", "wgan_gp", "hinge_conditional"],
+    ids=["non_saturating", "wgan_gp", "hinge_conditional", "streamed"],
 )
 def test_a_gan_killed_mid_epoch_resumes_bit_identically(tmp_path, algorithm):
     spec = gan_spec(**algorithm)
