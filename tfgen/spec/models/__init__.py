@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, NonNegativeInt, model_serializer
+from pydantic import AfterValidator, ConfigDict, Field, NonNegativeInt, model_serializer
 
 from tfgen.spec.models.algorithms import Algorithm, Supervised
 from tfgen.spec.models.base import Identifier, KerasObject, StrictModel
@@ -33,8 +33,19 @@ RunName = Annotated[Identifier, AfterValidator(_run_name)]
 Seed = Annotated[NonNegativeInt, AfterValidator(_seed)]
 
 
+# What each algorithm requires, for editors (the JSON Schema); tfgen's own errors come from
+# tfgen/spec/algorithm_rules.py.
+ALGORITHM_REQUIRES = {
+    "if": {"required": ["algorithm"], "properties": {"algorithm": {"properties": {"type": {"const": "gan"}}}}},
+    "then": {"required": ["networks", "optimizers"]},
+    "else": {"required": ["model", "losses", "optimizer"]},
+}
+
+
 class Spec(StrictModel):
     """A tfgen spec: one training run, from data to saved model."""
+
+    model_config = ConfigDict(**StrictModel.model_config, json_schema_extra=ALGORITHM_REQUIRES)
 
     extends: str | None = Field(
         None,
