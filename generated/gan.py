@@ -336,12 +336,13 @@ def train_epoch(trainer, epoch, step, steps_per_epoch, stop):
 
 
 def end_epoch(trainer, run, row, history, epochs):
-    """Write the history row, the checkpoint it describes, then the epoch's samples."""
+    """Write the epoch's samples, its history row, then the checkpoint it describes (a kill
+    before that checkpoint trains the epoch again, to the same samples)."""
     epoch = row["epoch"]
+    write_samples(trainer, run, epoch)
     trainer.state.finish_epoch(epoch)
     history.append(row)
     trainer.checkpoint.save(epoch)
-    write_samples(trainer, run, epoch)
     print(rt.epoch_line(row, epochs), flush=True)
 
 
