@@ -87,7 +87,10 @@ def test_schema_is_json_schema_of_the_spec():
     assert result.returncode == 0
     printed = json.loads(result.stdout)
     assert printed == json.loads(json.dumps(schema()))
-    assert {"name", "data", "model", "targets", "losses", "optimizer", "train"} <= set(printed["required"])
+    assert {"name", "data", "targets", "train"} <= set(printed["required"])
+    # the sections an algorithm requires: the default's, or a gan's
+    assert printed["else"]["required"] == ["model", "losses", "optimizer"]
+    assert printed["then"]["required"] == ["networks", "optimizers"]
 
 
 @pytest.mark.slow  # pip builds a real wheel (an isolated build environment where hatchling is missing)

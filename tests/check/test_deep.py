@@ -79,6 +79,7 @@ def test_examples_deep_validate_with_summaries_in_one_clean_process():
     assert result.stderr == ""
     for spec in SPECS:
         assert f"{spec.relative_to(ROOT).as_posix()}: model `{spec.stem}`" in result.stdout
+    assert "network `generator`\n" in result.stdout and "network `discriminator`\n" in result.stdout  # gan.yaml
     assert "113,258 parameters (112,682 trainable, 576 not)" in result.stdout  # cifar's ResNet-style CNN
     assert result.stdout.endswith(f"{len(SPECS)} spec(s) valid (--deep: built with Keras)\n")
 

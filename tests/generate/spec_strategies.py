@@ -722,3 +722,64 @@ def specs(draw, *, augmented: bool = False, source_type: str | None = None) -> d
 def trainable(spec: dict) -> bool:
     """Whether `tfgen smoke` can run the spec on one machine (multi-worker needs a cluster)."""
     return spec.get("strategy", {}).get("type") != "multi_worker_mirrored"
+
+
+# --- the gan algorithm ------------------------------------------------------------------------
+
+GAN_HIDDEN = [
+    {"type": "Dense", "units": 8, "activation": "relu"},
+    {"type": "LeakyReLU", "negative_slope": 0.2},
+    {"type": "Dropout", "rate": 0.1},
+    {"type": "Dense", "units": 4, "kernel_regularizer": {"type": "L2", "l2": 0.01}},
+]
+
+
+@st.composite
+def gan_specs(draw) -> dict:
+    """A valid `algorithm: {type: gan}` spec: MLP networks of drawn layers, any loss, with or
+    without a gradient penalty, extra discriminator steps, a condition, replicas and saves."""
+    width = draw(st.sampled_from([4, 9, 16]))  # 9 and 16 values: image-shaped samples (a PNG grid)
+    algorithm: dict[str, Any] = {"type": "gan"}
+    for key, options in (
+        ("loss", ["non_saturating", "wasserstein", "hinge"]),
+        ("gradient_penalty", [1.0, 10.0]),
+        ("discriminator_steps", [1, 2]),
+        ("condition", ["label"]),
+    ):
+        if draw(st.booleans()):
+            algorithm[key] = draw(st.sampled_from(options))
+    generator = {
+        "inputs": {"noise": {"shape": [draw(st.sampled_from([2, 8]))]}},
+        "layers": draw(st.lists(st.sampled_from(GAN_HIDDEN), max_size=3)),
+        "outputs": {"pixels": [{"type": "Dense", "units": width}]},
+    }
+    discriminator = {
+        "inputs": {"pixels": {"shape": [width]}},
+        "layers": draw(st.lists(st.sampled_from(GAN_HIDDEN), max_size=3)),
+        "outputs": {"score": [{"type": "Dense", "units": 1}]},
+    }
+    if "condition" in algorithm:
+        for network in (generator, discriminator):
+            network["inputs"]["label"] = {"shape": [3]}
+    sources = [{"type": "synthetic", "examples": 64}, {"type": "npz", "path": "data/drawn.npz", "x": "x", "y": "y"}]
+    spec: dict[str, Any] = {
+        "name": "drawn_gan",
+        "seed": draw(st.integers(0, 2**32 - 1)),
+        "data": {"train": {"source": draw(st.sampled_from(sources)), "batch_size": draw(st.sampled_from([4, 8]))}},
+        "algorithm": algorithm,
+        "networks": {"generator": generator, "discriminator": discriminator},
+        "optimizers": {
+            name: draw(st.sampled_from(["Adam", "SGD", {"type": "RMSprop", "learning_rate": 0.001}]))
+            for name in ("generator", "discriminator")
+        },
+        "targets": {"label": {"shape": [], "dtype": "int32", "classes": 3}},
+        "train": {"epochs": 2} | draw(st.sampled_from([{}, {"steps_per_execution": 1}, {"steps_per_execution": 3}])),
+    }
+    for key, options in (
+        ("strategy", [{"type": "mirrored", "cpu_replicas": 2}, {"type": "one_device", "device": "/cpu:0"}]),
+        ("checkpoint", [{"every_steps": 3, "keep": 2}, {"every_epochs": 2}, {"resume": "never"}]),
+        ("deterministic", [True]),
+    ):
+        if draw(st.booleans()):
+            spec[key] = draw(st.sampled_from(options))
+    return spec

@@ -25,6 +25,9 @@ RUNTIME = sorted((ROOT / "runtime" / "tfgen_runtime").glob("*.py"))
 # digits exports TFLite too (black wraps the longer rt.export call: +2).
 DIGITS_CEILING = 272
 SCRIPT_CEILING = 360  # 350 before the runtime's version check (+9)
+# A gan script builds two networks and updates each in its own step (+2 builders, +2 updates), and
+# writes samples and two exports: its own ceiling.
+CEILINGS = {"gan.py": 385}
 RUNTIME_FUNCTION_CEILING = 40  # lines of one function of the support package
 
 
@@ -54,7 +57,7 @@ def lines(path) -> int:
 
 def test_every_script_is_at_most_360_lines():
     sizes = {path.name: lines(path) for path in SCRIPTS}
-    assert all(size <= SCRIPT_CEILING for size in sizes.values()), sizes
+    assert all(size <= CEILINGS.get(name, SCRIPT_CEILING) for name, size in sizes.items()), sizes
 
 
 def test_digits_stays_under_its_ceiling():
@@ -153,7 +156,9 @@ def test_every_top_level_name_comes_from_the_registry(path):
 
 def test_scripts_have_the_guide_order():
     """Constants, data, model, optimizer/losses/metrics, the steps, the epoch loop, main."""
-    order = ["load_data", "build_model", "build_optimizer", "build_metrics", "Trainer", "fit", "main"]
+    supervised = ["load_data", "build_model", "build_optimizer", "build_metrics", "Trainer", "fit", "main"]
+    gan = ["load_data", "build_generator", "build_discriminator", "build_optimizers", "build_metrics", "Trainer"]
     for path in SCRIPTS:
         names = [n.name for n in ast.parse(path.read_text()).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+        order = [*gan, "fit", "main"] if "build_generator" in names else supervised
         assert [n for n in names if n in order] == order, path.name

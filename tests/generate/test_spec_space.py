@@ -16,7 +16,7 @@ import pytest
 import yaml
 from conftest import ROOT, tfgen_here
 from hypothesis import HealthCheck, given, note, reject, seed, settings
-from spec_strategies import AUGMENTED_SOURCES, BUILDER_MODULE, BUILDER_SOURCE, specs, trainable
+from spec_strategies import AUGMENTED_SOURCES, BUILDER_MODULE, BUILDER_SOURCE, gan_specs, specs, trainable
 
 from tfgen.cli import main
 from tfgen.errors import SpecError
@@ -30,6 +30,8 @@ from tfgen.lint import lint_paths, lint_source
 # further with TFGEN_SPEC_DRAWS=1000 (the fast tier's draws, more of them).
 DRAWS = int(os.environ.get("TFGEN_SPEC_DRAWS", "12"))
 SLOW_DRAWS = 110
+GAN_DRAWS = 6  # the gan algorithm's fast tier
+GAN_SMOKE_SAMPLE = 4
 SLOW_SEED = 20261201
 # Draws the validator may refuse (the strategy means to draw valid specs only): at most this share.
 MAX_REJECTED = 0.10
@@ -103,6 +105,30 @@ def test_every_drawn_spec_builds_a_clean_script(tmp_path_factory):
     build_drawn_specs(tmp_path_factory.mktemp("drawn"), DRAWS, rebuild=False)
 
 
+def test_every_drawn_gan_spec_builds_a_clean_script(tmp_path_factory):
+    """As above, over the gan algorithm's space (losses, penalty, steps, condition, replicas)."""
+    build_drawn_specs(tmp_path_factory.mktemp("gan"), GAN_DRAWS, rebuild=False, drawn=gan_specs())
+
+
+@pytest.mark.slow
+def test_a_sample_of_drawn_gan_specs_trains_and_resumes(tmp_path):
+    """`tfgen smoke` (one epoch, then a resume to the second) on gan draws, --synthetic."""
+    found: list[dict] = []
+
+    @settings(max_examples=GAN_SMOKE_SAMPLE * 5, deadline=None, derandomize=True, database=None)
+    @given(spec=gan_specs())
+    def collect(spec: dict) -> None:
+        found.append(spec)
+
+    collect()
+    paths = []
+    for number, spec in enumerate(found[4::5][:GAN_SMOKE_SAMPLE]):
+        paths.append(tmp_path / f"drawn_gan_{number}.yaml")
+        paths[-1].write_text(as_yaml(spec))
+    result = smoke(paths, tmp_path)
+    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n" + "\n".join(p.read_text() for p in paths)
+
+
 @pytest.mark.slow
 def test_more_drawn_specs_build_the_same_clean_script_twice(tmp_path_factory):
     """As the fast tier's test, on other draws (another seed), nine times as many; then the
@@ -110,16 +136,18 @@ def test_more_drawn_specs_build_the_same_clean_script_twice(tmp_path_factory):
     build_drawn_specs(tmp_path_factory.mktemp("drawn"), SLOW_DRAWS, seed_value=SLOW_SEED, rebuild=True)
 
 
-def build_drawn_specs(folder: Path, draws: int, seed_value: int | None = None, rebuild: bool = True) -> None:
-    """Draw `draws` specs (derandomized, or from `seed_value`) and hold each to the guarantee
-    (`rebuild`: the same bytes from other processes too)."""
+def build_drawn_specs(
+    folder: Path, draws: int, seed_value: int | None = None, rebuild: bool = True, drawn=None
+) -> None:
+    """Draw `draws` specs (derandomized, or from `seed_value`; of `drawn`, else of every supervised
+    spec) and hold each to the guarantee (`rebuild`: the same bytes from other processes too)."""
     specs_dir, scripts_dir = folder / "specs", folder / "scripts"
     specs_dir.mkdir()
     scripts: dict[str, dict] = {}  # script name -> the drawn spec
     counts = {"drawn": 0, "rejected": 0}
 
     @settings(max_examples=draws, deadline=None, derandomize=seed_value is None, database=None)
-    @given(spec=specs())
+    @given(spec=specs() if drawn is None else drawn)
     def check(spec: dict) -> None:
         counts["drawn"] += 1
         text = as_yaml(spec)

@@ -73,7 +73,12 @@ def deep_validate(doc: Located, spec: Spec, spec_dir: Path, trust: bool = False)
         keras.backend.clear_session(free_memory=False)  # names restart per spec (no slow gc pass)
         policy = keras.mixed_precision.global_policy()
         try:
-            summary = checker.run()
+            if spec.networks is None:
+                summary = checker.run()
+            else:  # an algorithm of several networks: each built on its own
+                from tfgen.check.deep_networks import deep_networks
+
+                checker.issues, summary = deep_networks(keras, doc, spec, spec_dir, trust)
         finally:
             keras.mixed_precision.set_global_policy(policy)
     for warning in sorted(set(checker.warnings)):

@@ -9,8 +9,8 @@ import jinja2
 
 from tfgen import __version__
 from tfgen.generate import sources_dir, templates_dir
+from tfgen.generate.algorithms import plan
 from tfgen.generate.code import literal
-from tfgen.generate.plan import make_view
 from tfgen.generate.views import TEMPLATE_ENUMS
 from tfgen.spec.models import Spec
 
@@ -49,8 +49,8 @@ def same_member(value: object, other: object) -> bool:
 
 def render(spec: Spec, *, spec_path: str, sha256: str, spec_dir: str, vendored: bool = False) -> str:
     """The generated training script for `spec`, black-formatted (`spec_dir`, `vendored`: see make_view)."""
-    view = make_view(
+    template, views = plan(
         spec, spec_path=spec_path, spec_sha256=sha256, version=__version__, spec_dir=spec_dir, vendored=vendored
     )
-    source = environment().get_template("script.py.jinja").render(v=view)
+    source = environment().get_template(template).render(**views)
     return black.format_str(source, mode=BLACK_MODE)

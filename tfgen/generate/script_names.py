@@ -90,6 +90,25 @@ SCRIPT_NAMES = frozenset(
         "end_epoch",
         "fit",
         "main",
+        # the gan algorithm's (tfgen/generate/templates/algorithms/gan.py.jinja)
+        "GENERATOR_INPUTS",
+        "DISCRIMINATOR_INPUTS",
+        "NOISE_SHAPE",
+        "GRADIENT_PENALTY",
+        "DISCRIMINATOR_STEPS",
+        "CLASSES",
+        "SAMPLES",
+        "SAMPLE_IMAGE_SHAPE",
+        "build_generator",
+        "build_discriminator",
+        "build_optimizers",
+        "discriminator_losses",
+        "generator_losses",
+        "Networks",
+        "draw",
+        "write_samples",
+        "image_grid",
+        "export",
     ]
 )
 # and the names of the test data's, the user's losses' and the phases' code

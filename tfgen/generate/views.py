@@ -438,6 +438,7 @@ class View:
     # after TARGETS (SYNTHETIC_TRAIN_EXAMPLES..PROFILE_STEPS); tfgen.generate.constants_plan.
     settings: list[str] = field(default_factory=list)
     run_settings: list[str] = field(default_factory=list)
+    imports: list[str] = field(default_factory=list)  # beside keras, tf and rt: an algorithm's (numpy)
 
 
 # The enums templates compare view fields against (registered as Jinja globals by name).

@@ -55,6 +55,12 @@ SECTIONS = (
     Section("`data`", ("data",), after=data_text()),
     Section("`model` and `targets`", ("model", "targets"), after=reference_text.MODEL),
     Section("`losses`, `metrics`, `optimizer`", ("losses", "metrics", "optimizer")),
+    Section(
+        "`algorithm`, `networks`, `optimizers`",
+        ("algorithm", "networks", "optimizers"),
+        after="What a step does, and the networks and optimizers of an algorithm that trains several: "
+        "[docs/algorithms.md](algorithms.md).",
+    ),
     Section("`train`", ("train",), after=reference_text.TRAIN),
     Section("`loss_weighting` and `debug`", ("loss_weighting", "debug")),
     Section("`strategy`", ("strategy",), after=reference_text.STRATEGY),

@@ -9,6 +9,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from tfgen.errors import SpecError, SpecIssue
 from tfgen.spec import catalog
+from tfgen.spec.algorithm_rules import algorithm_issues, supervised_issues
 from tfgen.spec.application_rules import application_issues, is_application_item
 from tfgen.spec.custom_objects import check_arguments, clashes, is_custom, reference_problem
 from tfgen.spec.finetune_rules import finetune_issues
@@ -27,6 +28,10 @@ KERAS_PLACES = (
     (("losses", "*"), "losses"),
     (("metrics", "*", "*"), "metrics"),
     (("optimizer",), "optimizers"),
+    (("networks", "*", "branches", "*", "*"), "layers"),
+    (("networks", "*", "layers", "*"), "layers"),
+    (("networks", "*", "outputs", "*", "*"), "layers"),
+    (("optimizers", "*"), "optimizers"),
 )
 # Keys of a Keras object that tfgen reads itself (not constructor arguments), per kind.
 RESERVED_KEYS = {"losses": LossSpec.reserved, "layers": LayerSpec.reserved}
@@ -50,18 +55,28 @@ def validate(doc: Located) -> Spec:
     except ValidationError as exc:
         issues = keras_issues + [_pydantic_issue(doc, error) for error in exc.errors()]
         partial, valid = _valid_sections(doc.data, broken)
-        issues.extend(cross_check(partial, doc, valid))
-        issues.extend(finetune_issues(partial, doc, valid))
+        if _supervised(partial, valid):
+            issues.extend(supervised_issues(partial, doc))
+            issues.extend(cross_check(partial, doc, valid))
+            issues.extend(finetune_issues(partial, doc, valid))
         raise SpecError(issues) from None
-    valid = set(Spec.model_fields) - broken
-    issues = keras_issues + list(cross_check(spec, doc, valid)) + list(finetune_issues(spec, doc, valid))
+    valid = {name for name in Spec.model_fields if getattr(spec, name) is not None} - broken
+    issues = keras_issues + algorithm_issues(spec, doc)
+    if _supervised(spec, valid):  # the other algorithms' rules are theirs (algorithm_rules)
+        issues += list(cross_check(spec, doc, valid)) + list(finetune_issues(spec, doc, valid))
     if issues:
         raise SpecError(issues)
     return spec
 
 
+def _supervised(spec: Spec, valid: set[str]) -> bool:
+    """Whether the spec is (or, partly valid, reads as) the default algorithm's."""
+    return "algorithm" in valid and spec.algorithm.type == "supervised" and spec.networks is None
+
+
 def _valid_sections(data: dict, broken: set[str]) -> tuple[Spec, set[str]]:
-    """A partial Spec of the top-level sections that validate on their own, and their names."""
+    """A partial Spec of the top-level sections that validate on their own, and their names
+    (a section left out that defaults to nothing is not one)."""
     sections: dict[str, Any] = {}
     for name, field in Spec.model_fields.items():
         if name in broken:
@@ -71,7 +86,7 @@ def _valid_sections(data: dict, broken: set[str]) -> tuple[Spec, set[str]]:
                 sections[name] = TypeAdapter(field.annotation).validate_python(data[name])
             except ValidationError:
                 continue
-        elif not field.is_required():
+        elif not field.is_required() and field.get_default(call_default_factory=True) is not None:
             sections[name] = field.get_default(call_default_factory=True)
     return Spec.model_construct(**sections), set(sections)
 

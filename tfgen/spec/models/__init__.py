@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, NonNegativeInt
+from pydantic import AfterValidator, ConfigDict, Field, NonNegativeInt, model_serializer
 
+from tfgen.spec.models.algorithms import Algorithm, Supervised
 from tfgen.spec.models.base import Identifier, KerasObject, StrictModel
 from tfgen.spec.models.data import Data
 from tfgen.spec.models.model import Model, TargetSpec
@@ -32,8 +33,19 @@ RunName = Annotated[Identifier, AfterValidator(_run_name)]
 Seed = Annotated[NonNegativeInt, AfterValidator(_seed)]
 
 
+# What each algorithm requires, for editors (the JSON Schema); tfgen's own errors come from
+# tfgen/spec/algorithm_rules.py.
+ALGORITHM_REQUIRES = {
+    "if": {"required": ["algorithm"], "properties": {"algorithm": {"properties": {"type": {"const": "gan"}}}}},
+    "then": {"required": ["networks", "optimizers"]},
+    "else": {"required": ["model", "losses", "optimizer"]},
+}
+
+
 class Spec(StrictModel):
     """A tfgen spec: one training run, from data to saved model."""
+
+    model_config = ConfigDict(**StrictModel.model_config, json_schema_extra=ALGORITHM_REQUIRES)
 
     extends: str | None = Field(
         None,
@@ -72,15 +84,31 @@ class Spec(StrictModel):
     )
     strategy: Strategy = Field(Strategy(), description="the tf.distribute strategy")
     data: Data = Field(description="where the examples come from and how they are batched")
-    model: Model = Field(description="the network")
+    algorithm: Algorithm = Field(
+        Supervised(),
+        description="what a training step does: `supervised` (the default: `model`, `optimizer`, a loss per "
+        "output) or `gan` (`networks` and `optimizers`); see docs/algorithms.md",
+        examples=[{"type": "gan", "loss": "non_saturating"}],
+    )
+    model: Model | None = Field(
+        None,
+        description="the network (required by the `supervised` algorithm)",
+        examples=[{"inputs": {"pixels": {"shape": [64]}}, "outputs": {"digit": [{"type": "Dense", "units": 10}]}}],
+    )
+    networks: dict[Identifier, Model] | None = Field(
+        None,
+        description="`{name: network}`, each written like `model`, instead of `model` when the algorithm trains "
+        "several (`gan`: `generator` and `discriminator`)",
+        examples=[{"generator": {"inputs": {"noise": {"shape": [32]}}, "outputs": {"pixels": ["Dense"]}}}],
+    )
     targets: dict[Identifier, TargetSpec] = Field(
         min_length=1,
         description="`{output: target}`: what each output is trained to predict",
         examples=[{"digit": {"shape": [], "dtype": "int32", "classes": 10}}],
     )
     losses: dict[Identifier, LossSpec] = Field(
-        min_length=1,
-        description="`{output: Keras loss}`, one per output; `reduction` is set by tfgen",
+        {},
+        description="`{output: Keras loss}`, one per output (required by `supervised`); `reduction` is set by tfgen",
         examples=[{"digit": {"type": "SparseCategoricalCrossentropy", "from_logits": True}}],
     )
     loss_weighting: LossWeighting = Field(LossWeighting(), description="how the outputs' losses are combined")
@@ -90,15 +118,33 @@ class Spec(StrictModel):
         "several outputs)",
         examples=[{"digit": ["SparseCategoricalAccuracy"]}],
     )
-    optimizer: KerasObject = Field(
-        description="a Keras optimizer; `learning_rate` a float (Keras refuses an int: `1.0`, not `1`) or a "
-        "`keras.optimizers.schedules` object",
+    optimizer: KerasObject | None = Field(
+        None,
+        description="a Keras optimizer (required by `supervised`); `learning_rate` a float (Keras refuses an int: "
+        "`1.0`, not `1`) or a `keras.optimizers.schedules` object",
         examples=[{"type": "Adam", "learning_rate": 0.001}],
+    )
+    optimizers: dict[Identifier, KerasObject] | None = Field(
+        None,
+        description="`{network: Keras optimizer}`, one per trained network of `networks`, instead of `optimizer`",
+        examples=[{"generator": {"type": "Adam", "learning_rate": 0.0002, "beta_1": 0.5}}],
     )
     train: Train = Field(description="how long to train, and what each step does")
     checkpoint: Checkpoint = Field(Checkpoint(), description="when to save, what to keep, whether to resume")
     logging: Logging = Field(Logging(), description="TensorBoard events and profiler traces")
     debug: Debug = Field(Debug(), description="checks that cost speed")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        """The fields, less the algorithm's where they are unset: a supervised spec dumps (and so
+        hashes into a run's STATE_SHA256) as it did before algorithms."""
+        data = handler(self)
+        for field in ("networks", "optimizers", "model", "optimizer"):
+            if getattr(self, field) is None:
+                data.pop(field, None)
+        if self.algorithm == Supervised():
+            data.pop("algorithm", None)
+        return data
 
 
 __all__ = ["KerasObject", "LossSpec", "Spec"]

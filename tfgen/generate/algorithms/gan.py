@@ -1,0 +1,172 @@
+"""The `gan` algorithm's planning: the shared parts of a script (header, data, constants) from the
+supervised planner, on the spec seen as the discriminator's data; the two networks' wiring, the
+two optimizers and the adversarial step's choices (GanView) for templates/algorithms/gan.py.jinja."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from tfgen.generate.code import keras_call, literal
+from tfgen.generate.identity import state_sha256
+from tfgen.generate.plan import make_view
+from tfgen.generate.views import FieldView, LayerLine
+from tfgen.generate.wiring import model_wiring
+from tfgen.spec.models import LossSpec, Spec
+from tfgen.spec.models.algorithms import Supervised
+from tfgen.spec.models.model import Model, TargetSpec
+
+TEMPLATE = "algorithms/gan.py.jinja"
+NETWORKS = ("generator", "discriminator")
+SAMPLES = 16  # the fixed noise's samples written each epoch
+# Each loss's per-example discriminator and generator terms, of the scores (logits) of real and fake.
+LOSSES = {
+    "non_saturating": ("tf.nn.softplus(-real) + tf.nn.softplus(fake)", "tf.nn.softplus(-fake)"),
+    "wasserstein": ("fake - real", "-fake"),
+    "hinge": ("tf.nn.relu(1.0 - real) + tf.nn.relu(1.0 + fake)", "-fake"),
+}
+
+
+@dataclass(frozen=True)
+class NetworkView:
+    """One network's builder: its inputs' constant, the wired layer lines, its optimizer."""
+
+    name: str
+    constant: str  # the name of its inputs' constant (GENERATOR_INPUTS)
+    fields: list[FieldView]
+    start: LayerLine
+    trunk: list[LayerLine]
+    heads: list[LayerLine]
+    optimizer: str  # the optimizer's constructor call
+
+
+@dataclass(frozen=True)
+class GanView:
+    generator: NetworkView
+    discriminator: NetworkView
+    noise: str  # the generator's noise input
+    noise_shape: str  # a tuple literal
+    real: str  # the generator's output, the discriminator's data input: the real examples
+    score: str  # the discriminator's output
+    discriminator_loss: str  # per example, of `real` and `fake` scores
+    generator_loss: str  # per example, of `fake` scores
+    gradient_penalty: float | None
+    discriminator_steps: int
+    condition: str | None  # the class target both networks take one-hot (None: unconditional)
+    classes: int | None  # the condition's classes
+    image_shape: str | None  # a tuple literal: the samples' PNG grid (None: not image-shaped)
+    history: list[str]  # the training history's loss keys
+    samples: int
+
+
+def plan(spec: Spec, **where: Any) -> tuple[str, dict[str, Any]]:
+    """The gan template, the shared view `v` (its data, constants) and the gan's `g`."""
+    v = make_view(_as_data_spec(spec), **where)
+    header = {**v.header, "state_sha256": state_sha256(spec)}
+    v = replace(v, header=header, docstring=_docstring(spec), imports=["import numpy as np"])
+    return TEMPLATE, {"v": v, "g": gan_view(spec)}
+
+
+def gan_view(spec: Spec) -> GanView:
+    algorithm = spec.algorithm
+    generator, discriminator = (spec.networks[name] for name in NETWORKS)
+    noise = next(name for name in generator.inputs if name != algorithm.condition)
+    real = next(iter(generator.outputs))
+    condition = spec.targets.get(algorithm.condition) if algorithm.condition else None
+    d_loss, g_loss = LOSSES[algorithm.loss]
+    history = ["d_loss", "g_loss", *(["gradient_penalty"] if algorithm.gradient_penalty else [])]
+    return GanView(
+        generator=_network(spec, "generator"),
+        discriminator=_network(spec, "discriminator"),
+        noise=noise,
+        noise_shape=literal(tuple(generator.inputs[noise].shape)),
+        real=real,
+        score=next(iter(discriminator.outputs)),
+        discriminator_loss=d_loss,
+        generator_loss=g_loss,
+        gradient_penalty=algorithm.gradient_penalty,
+        discriminator_steps=algorithm.discriminator_steps,
+        condition=algorithm.condition,
+        classes=condition.class_count if condition else None,
+        image_shape=_image_shape(discriminator.inputs[real].shape),
+        history=history,
+        samples=SAMPLES,
+    )
+
+
+def _network(spec: Spec, name: str) -> NetworkView:
+    network = spec.networks[name]
+    lowered = _with_model(spec, network, {output: _any_target() for output in network.outputs})
+    wiring = model_wiring(lowered, list(network.outputs))
+    fields = [
+        FieldView(name=key, shape=literal(tuple(item.shape)), dtype=item.dtype, classes=None)
+        for key, item in network.inputs.items()
+    ]
+    return NetworkView(
+        name=name,
+        constant=f"{name.upper()}_INPUTS",
+        fields=fields,
+        start=wiring.start.line(),
+        trunk=[step.line() for step in wiring.trunk],
+        heads=[step.line() for output in network.outputs for step in wiring.heads[output]],
+        optimizer=keras_call(spec.optimizers[name], "optimizers"),
+    )
+
+
+def _as_data_spec(spec: Spec) -> Spec:
+    """The spec as the supervised planner reads its data: a model of the discriminator's data
+    inputs with a bare head per target (the source's labels), the discriminator's optimizer."""
+    condition = spec.algorithm.condition  # a target of the data, not an input
+    inputs = {name: item for name, item in spec.networks["discriminator"].inputs.items() if name != condition}
+    model = Model.model_validate({"inputs": inputs, "outputs": {name: [] for name in spec.targets}})
+    return _with_model(spec, model, dict(spec.targets), optimizer=spec.optimizers["discriminator"])
+
+
+def _with_model(spec: Spec, model: Model, targets: dict[str, TargetSpec], optimizer: Any = None) -> Spec:
+    """`spec` as a supervised one of `model` and `targets` (planning only: its losses are stand-ins)."""
+    losses = {name: LossSpec.model_validate("MeanSquaredError") for name in targets}
+    return spec.model_copy(
+        update={
+            "algorithm": Supervised(),
+            "model": model,
+            "networks": None,
+            "optimizer": optimizer or spec.optimizers["generator"],
+            "optimizers": None,
+            "targets": targets,
+            "losses": losses,
+        }
+    )
+
+
+def _any_target() -> TargetSpec:
+    return TargetSpec.model_validate({"shape": [], "dtype": "float32"})
+
+
+def _image_shape(shape: list) -> str | None:
+    """The (height, width, channels) a sample reshapes to, for a PNG grid (None: it does not)."""
+    if len(shape) == 3 and shape[-1] in (1, 3):
+        return literal(tuple(shape))
+    if len(shape) == 2:
+        return literal((*shape, 1))
+    side = math.isqrt(shape[0]) if len(shape) == 1 else 0
+    return literal((side, side, 1)) if side > 1 and side * side == shape[0] else None
+
+
+def _docstring(spec: Spec) -> list[str]:
+    algorithm = spec.algorithm
+    extras = [f"gradient penalty {algorithm.gradient_penalty}"] if algorithm.gradient_penalty else []
+    if algorithm.discriminator_steps > 1:
+        extras.append(f"{algorithm.discriminator_steps} discriminator steps per generator step")
+    if algorithm.condition:
+        extras.append(f"conditioned on `{algorithm.condition}`")
+    loss = ", ".join([f"{algorithm.loss} loss", *extras])
+    source = spec.data.train.source
+    data = f"`{source.function}`" if source.type == "python" else f"a `{source.type}` source"
+    return [
+        f"Train `{spec.name}`, a GAN, with a custom TensorFlow training loop.",
+        "",
+        f"Data: {data} (the real examples).",
+        f"Networks: a generator and a discriminator ({loss}).",
+        "Exports generator.keras and discriminator.keras; samples/epoch_NNN.npz each epoch.",
+    ]
