@@ -32,6 +32,10 @@ RESUMABLE_FIELDS = (
 def state_sha256(spec: Spec) -> str:
     """The sha256 of the spec (every default filled in) less its RESUMABLE_FIELDS."""
     data = spec.model_dump(mode="json")
+    # The default algorithm is left out: a spec written before `algorithm:` existed keeps its
+    # hash, so its runs' checkpoints still resume.
+    if data.get("algorithm") == {"type": "supervised"}:
+        del data["algorithm"]
     for path in RESUMABLE_FIELDS:
         _remove(data, path)
     canonical = json.dumps(data, sort_keys=True, ensure_ascii=False)

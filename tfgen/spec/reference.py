@@ -50,6 +50,7 @@ SECTIONS = (
     Section("`model` and `targets`", ("model", "targets"), after=reference_text.MODEL),
     Section("`losses`, `metrics`, `optimizer`", ("losses", "metrics", "optimizer")),
     Section("`train`", ("train",), after=reference_text.TRAIN),
+    Section("`algorithm`", ("algorithm",), after=reference_text.ALGORITHM),
     Section("`loss_weighting` and `debug`", ("loss_weighting", "debug")),
     Section("`strategy`", ("strategy",), after=reference_text.STRATEGY),
     Section("`checkpoint`", ("checkpoint",), after=reference_text.CHECKPOINT),

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, NonNegativeInt
 
+from tfgen.spec.models.algorithms import Algorithm, Supervised
 from tfgen.spec.models.base import Identifier, KerasObject, StrictModel
 from tfgen.spec.models.data import Data
 from tfgen.spec.models.model import Model, TargetSpec
@@ -94,6 +95,12 @@ class Spec(StrictModel):
         description="a Keras optimizer; `learning_rate` a float (Keras refuses an int: `1.0`, not `1`) or a "
         "`keras.optimizers.schedules` object",
         examples=[{"type": "Adam", "learning_rate": 0.001}],
+    )
+    algorithm: Algorithm = Field(
+        Supervised(),
+        description="what each step does: `supervised` (a loss per output against its target) or `distillation` "
+        "(the model learns from a frozen teacher too)",
+        examples=[{"type": "distillation", "teacher": "runs/digits/model.keras", "temperature": 3.0}],
     )
     train: Train = Field(description="how long to train, and what each step does")
     checkpoint: Checkpoint = Field(Checkpoint(), description="when to save, what to keep, whether to resume")

@@ -1,0 +1,1 @@
+"""Planning each `algorithm:` (one module an algorithm): what its step adds to the script."""
