@@ -12,7 +12,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT, assert_one_line_error, base_spec, build, read_history
+from conftest import ROOT, assert_one_line_error, base_spec, build, read_history, replica_independent_spec, run_harness
+from test_augmented_resume import (
+    EVERY_STEPS,
+    MID_EPOCH,
+    VECTOR_AUGMENT,
+    assert_resumes_exactly,
+    augmented_spec,
+    vector_model,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -66,3 +74,71 @@ def test_the_distillation_step_equals_keras_distiller_under_fit(tmp_path):
         theirs = runs["distiller"][key]
         print(key, "largest difference:", np.max(np.abs(np.subtract(ours, theirs))))  # measured: < 2e-8
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6, err_msg=key)
+
+
+def test_the_digits_teacher_distils_into_a_student_exported_alone(tmp_path):
+    """specs/digits.yaml's run exports the teacher where specs/distill.yaml reads it; the student
+    logs a finite distillation_loss, and its export is the 16-unit student, nothing of the teacher."""
+    import keras
+
+    teacher = run_script(ROOT / "generated" / "digits.py", tmp_path, "--epochs", "2")
+    assert teacher.returncode == 0, teacher.stderr[-3000:]
+    assert (tmp_path / "runs" / "digits" / "model.keras").is_file()
+    student = run_script(ROOT / "generated" / "distill.py", tmp_path, "--epochs", "2")
+    assert student.returncode == 0, student.stderr[-3000:]
+    rows = read_history(tmp_path / "runs" / "distill")
+    assert [row["epoch"] for row in rows] == [1, 2]
+    for row in rows:
+        for key in ("distillation_loss", "student_loss", "val_distillation_loss", "val_student_loss"):
+            assert np.isfinite(row[key]) and row[key] > 0, (key, row)
+        assert row["loss"] == pytest.approx(0.1 * row["student_loss"] + 0.9 * row["distillation_loss"], rel=1e-5)
+    exported = keras.saving.load_model(tmp_path / "runs" / "distill" / "model.keras")
+    assert list(exported.output) == ["digit"] and list(exported.input) == ["pixels"]
+    assert [w.shape for w in exported.get_weights()] == [(64, 16), (16,), (16, 10), (10,)]
+
+
+def test_a_missing_teacher_file_is_one_line_naming_it(tmp_path):
+    result = run_script(ROOT / "generated" / "distill.py", tmp_path, "--epochs", "1")
+    assert_one_line_error(result, "the teacher model file runs/digits/model.keras does not exist")
+    assert not (tmp_path / "runs" / "distill" / "model.keras").exists()
+
+
+def test_a_teacher_file_keras_cannot_load_is_one_line_naming_it(tmp_path):
+    (tmp_path / "teacher.keras").write_text("not a zip archive")
+    script = build(tmp_path, distillation_spec())
+    result = run_script(script, tmp_path, "--epochs", "1")
+    assert_one_line_error(result, "the teacher model file teacher.keras cannot be loaded")
+
+
+def test_a_teacher_whose_outputs_do_not_fit_is_one_line_naming_both_shapes(tmp_path):
+    write_teacher(tmp_path / "teacher.keras", classes=5)
+    script = build(tmp_path, distillation_spec())
+    result = run_script(script, tmp_path, "--epochs", "1")
+    assert_one_line_error(result, "{'label': (None, 5)}", "{'label': (None, 3)}", "do not fit")
+
+
+def test_a_distillation_run_killed_mid_epoch_resumes_bit_for_bit(tmp_path):
+    """Augmented in the step (in memory), Dropout in the student and the teacher (inference
+    mode): the resumed run's rows and weights are the uninterrupted run's, bit for bit."""
+    write_teacher(tmp_path / "teacher.keras")
+    source = {"type": "synthetic", "examples": 48}
+    spec = augmented_spec(source, vector_model(), VECTOR_AUGMENT, in_memory=True)
+    spec["algorithm"] = DISTILLATION
+    spec["checkpoint"] = EVERY_STEPS
+    assert_resumes_exactly(tmp_path, spec, MID_EPOCH)
+
+
+def test_two_replicas_distil_as_one_device_on_the_same_global_batch(build_spec, tmp_path):
+    """`mirrored` over 2 logical CPUs: each replica's teacher sees its half; the losses are
+    averaged over the global batch, so the history and weights are one device's."""
+    write_teacher(tmp_path / "teacher.keras")
+    algorithm = {**DISTILLATION, "teacher": str(tmp_path / "teacher.keras")}
+    one = build_spec(replica_independent_spec(algorithm=algorithm), stem="one")
+    two = build_spec(replica_independent_spec(algorithm=algorithm, strategy={"type": "mirrored"}), stem="two")
+    _, w1, h1, _ = run_harness(one, tmp_path, "one", "--epochs", "2", cpus=2)
+    _, w2, h2, out2 = run_harness(two, tmp_path, "two", "--epochs", "2", cpus=2)
+    assert "2 replica(s): global batch 32, 16 per replica" in out2
+    for key in ("loss", "student_loss", "distillation_loss", "val_loss", "val_distillation_loss"):
+        assert [r[key] for r in h2] == pytest.approx([r[key] for r in h1], rel=1e-5), key
+    for a, b in zip(w1, w2, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
