@@ -12,7 +12,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT, assert_one_line_error, base_spec, build, read_history, replica_independent_spec, run_harness
+from conftest import (
+    ROOT,
+    assert_one_line_error,
+    base_spec,
+    build,
+    read_history,
+    replica_independent_spec,
+    run_harness,
+    tfgen_here,
+)
 from test_augmented_resume import (
     EVERY_STEPS,
     MID_EPOCH,
@@ -115,6 +124,31 @@ def test_a_teacher_whose_outputs_do_not_fit_is_one_line_naming_both_shapes(tmp_p
     script = build(tmp_path, distillation_spec())
     result = run_script(script, tmp_path, "--epochs", "1")
     assert_one_line_error(result, "{'label': (None, 5)}", "{'label': (None, 3)}", "do not fit")
+
+
+def test_validate_deep_names_a_teacher_whose_outputs_do_not_fit_and_passes_a_teacher_still_to_train(
+    tmp_path, monkeypatch, capsys
+):
+    from tfgen.cli import main
+
+    build(tmp_path, distillation_spec())  # writes small.yaml; the teacher does not exist yet
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "--deep", "small.yaml"]) == 0, capsys.readouterr().err
+    write_teacher(tmp_path / "teacher.keras", classes=5)
+    capsys.readouterr()
+    assert main(["validate", "--deep", "small.yaml"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "small.yaml:46:12: algorithm.teacher: the teacher's outputs {'label': (None, 5)} do not fit the student's "
+        "{'label': (None, 3)} (distilled: outputs of the same names and shapes)"
+    )
+
+
+def test_smoke_trains_a_distillation_spec_whose_teacher_is_still_to_train_with_a_stand_in(tmp_path):
+    build(tmp_path, distillation_spec())
+    result = tfgen_here("smoke", "small.yaml", "--steps", "2", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "a stand-in teacher: teacher.keras does not exist yet)" in result.stdout
+    assert not (tmp_path / "teacher.keras").exists()
 
 
 def test_a_distillation_run_killed_mid_epoch_resumes_bit_for_bit(tmp_path):
