@@ -163,8 +163,8 @@ def keyed(outputs, names):
 
 
 def distilled_outputs(teacher, student):
-    """The student's outputs named as the teacher's: a UserError unless there is one and each
-    has the shape of the teacher's."""
+    """The student's class outputs named as the teacher's: a UserError unless there is one and
+    each has the shape of the teacher's."""
     try:
         taught = keyed(teacher(student.input), list(student.output))
     except (ValueError, TypeError, KeyError) as error:
@@ -172,7 +172,9 @@ def distilled_outputs(teacher, student):
             f"the teacher {TEACHER} does not take the student's inputs: {error}"
         ) from None
     shapes = {k: tuple(t.shape) for k, t in taught.items()}
-    learned = {k: tuple(t.shape) for k, t in student.output.items()}
+    learned = {
+        k: tuple(t.shape) for k, t in student.output.items() if TARGETS[k].classes
+    }
     shared = [k for k in learned if k in shapes]
     if not shared or any(shapes[k] != learned[k] for k in shared):
         fit = "(distilled: outputs of the same names and shapes)"

@@ -1,5 +1,5 @@
 """What `validate --deep` checks of `algorithm: {type: distillation}`: the teacher's file, where
-it exists, loads and its outputs fit the student's (the script's own rule: the student's outputs
+it exists, loads and its outputs fit the student's (the script's own rule: the student's class outputs
 named as the teacher's, or the one output of each, of the same shapes). A teacher still to be
 trained (another spec's run) is no problem here: the script says so when it starts."""
 
@@ -27,7 +27,7 @@ def teacher_problems(spec: Spec, keras: Any, student: Any) -> list[tuple[Loc, st
         taught = teacher(student.input)
     except Exception as error:
         return [(TEACHER, f"the teacher {path} does not take the student's inputs: {first_line(error)}")]
-    learned = {k: tuple(t.shape) for k, t in student.output.items()}
+    learned = {k: tuple(t.shape) for k, t in student.output.items() if spec.targets[k].class_count}
     if not isinstance(taught, dict):
         taught = {next(iter(learned)) if len(learned) == 1 else "output": taught}
     shapes = {k: tuple(t.shape) for k, t in taught.items()}

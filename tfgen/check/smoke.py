@@ -51,8 +51,14 @@ sys.path[0] = str(pathlib.Path(script).resolve().parent)  # as `python script.py
 spec = importlib.util.spec_from_file_location("tfgen_smoked_script", script)
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
-if stand_in:  # a distillation's teacher still to be trained: the student's untrained copy teaches
-    module.rt.run(lambda: module.build_model().save(stand_in))
+if stand_in:  # a distillation's teacher still to be trained: the student, saved as first built, teaches
+    build_model = module.build_model
+    def build_and_keep(*sizes):
+        model = build_model(*sizes)
+        if not pathlib.Path(stand_in).exists():
+            model.save(stand_in)
+        return model
+    module.build_model = build_and_keep
 options = [data, "--steps-per-epoch", steps, "--output-dir", run_dir, *trust]
 module.rt.run(lambda: module.main(["--epochs", "1", *options]))
 run = pathlib.Path(run_dir)

@@ -39,7 +39,18 @@ def _weighting(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         )
 
 
+def _class_output(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    """The teacher's softened outputs are class probabilities: the student needs a class output."""
+    if spec.algorithm.type == "distillation" and not any(t.class_count for t in spec.targets.values()):
+        yield doc.issue(
+            ("algorithm", "type"),
+            "distillation needs a class output (a target with `classes`): its outputs are softened into class "
+            "probabilities",
+        )
+
+
 DISTILLATION_CHECKS = (
+    (_class_output, {"algorithm", "targets"}),
     (_output_names, {"algorithm", "model", "targets"}),
     (_weighting, {"algorithm", "loss_weighting"}),
 )
