@@ -497,11 +497,12 @@ def data(draw, drawn: dict, batch_size: int, *, augmented: bool = False, source_
 # --- training -----------------------------------------------------------------------------------
 
 
-def history_keys(drawn: dict, validated: bool, weighting: str) -> list[str]:
+def history_keys(drawn: dict, validated: bool, weighting: str, distils: bool = False) -> list[str]:
     """The keys a run logs (as tfgen.names.history_keys computes them from a Spec)."""
     outputs = list(drawn["targets"])
     several = len(outputs) > 1
     keys = ["loss"] + ([f"{output}_loss" for output in outputs] if several else [])
+    keys += ["student_loss", "distillation_loss"] if distils else []
     for output, metrics in drawn["metrics"].items():
         for metric in metrics:
             if isinstance(metric, str):
@@ -691,7 +692,18 @@ def specs(draw, *, augmented: bool = False, source_type: str | None = None) -> d
             spec["loss_weighting"]["decay"] = draw(st.sampled_from([0.5, 0.9, 0.99]))
     spec["optimizer"] = draw(optimizer(multi_replica))
     validated = "validation" in spec["data"] or "validation_split" in spec["data"]
-    keys = history_keys(drawn, validated, weighting)
+    classes = any(target.get("classes") for target in drawn["targets"].values())
+    # Not where a drawn spec runs outside `tfgen smoke` (augmented, killed and resumed): its teacher
+    # does not exist, and smoke trains with a stand-in.
+    distils = not augmented and weighting != "ema_ratio" and classes and draw(st.integers(0, 3)) == 0
+    if distils:
+        spec["algorithm"] = {
+            "type": "distillation",
+            "teacher": "runs/teacher/model.keras",
+            "temperature": draw(st.sampled_from([1.0, 3.0, 5.0])),
+            "student_loss_weight": draw(st.sampled_from([0.0, 0.1, 0.5, 1.0])),
+        }
+    keys = history_keys(drawn, validated, weighting, distils)
     checks = draw(st.integers(0, 5)) == 0
     lookups = holds_strings(drawn)  # a step that takes strings is never XLA-compiled
     spec["train"] = draw(

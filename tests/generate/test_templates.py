@@ -20,7 +20,7 @@ from tfgen.paths import display_path
 from tfgen.spec.resolve import resolve
 from tfgen.spec.validate import validate
 
-TEMPLATES = sorted(templates_dir().glob("*.jinja"))
+TEMPLATES = sorted(templates_dir().rglob("*.jinja"))  # algorithms/ holds each algorithm's
 EXAMPLE_SPECS = SPECS + sorted((ROOT / "tests" / "generate" / "regression_specs").glob("*.yaml"))
 # What tfgen renders by name: render.py the script, init.py the starter spec.
 ROOT_TEMPLATES = {"script.py.jinja", "starter.yaml.jinja"}
@@ -103,7 +103,7 @@ def test_every_template_is_rendered_from_a_root():
             reached.add(name)
             source = (templates_dir() / name).read_text()
             todo += [t for t in jinja2.meta.find_referenced_templates(env.parse(source)) if t]
-    assert {path.name for path in TEMPLATES} == reached
+    assert {path.relative_to(templates_dir()).as_posix() for path in TEMPLATES} == reached
 
 
 def test_a_memory_cache_names_no_file(tmp_path):

@@ -19,6 +19,7 @@ from typing import Any
 
 from tfgen.check.deep_applications import deep_runtime
 from tfgen.check.deep_custom import custom_names, keyed, metric_params
+from tfgen.check.deep_distillation import teacher_problems
 from tfgen.check.deep_heads import (
     BINARY,
     ONE_HOT,
@@ -226,6 +227,8 @@ class _Deep:
             self.head(name, outputs.get(name) if outputs else None)
         self.optimizer(model)
         for loc, message in phase_problems(spec, self.built) if model is not None else ():
+            self.fail(loc, message)
+        for loc, message in teacher_problems(spec, keras, model):
             self.fail(loc, message)
         if model is None and not self.issues:  # every way to lose the model records why; keep it so
             self.fail(("model",), "the model could not be built")

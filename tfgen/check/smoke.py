@@ -45,12 +45,20 @@ FIELD_OF_FUNCTION = {
 # folder, as a rerun does; what the first run left is recorded in between.
 CHILD = """
 import importlib.util, json, pathlib, sys
-script, run_dir, steps, record, data, *trust = sys.argv[1:]  # trust: [] or ["--trust"]
+script, run_dir, steps, record, data, stand_in, *trust = sys.argv[1:]  # trust: [] or ["--trust"]
 sys.argv = [script]
 sys.path[0] = str(pathlib.Path(script).resolve().parent)  # as `python script.py` has it, not ''
 spec = importlib.util.spec_from_file_location("tfgen_smoked_script", script)
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
+if stand_in:  # a distillation's teacher still to be trained: the student, saved as first built, teaches
+    build_model = module.build_model
+    def build_and_keep(*sizes):
+        model = build_model(*sizes)
+        if not pathlib.Path(stand_in).exists():
+            model.save(stand_in)
+        return model
+    module.build_model = build_and_keep
 options = [data, "--steps-per-epoch", steps, "--output-dir", run_dir, *trust]
 module.rt.run(lambda: module.main(["--epochs", "1", *options]))
 run = pathlib.Path(run_dir)
@@ -91,6 +99,7 @@ class Smoke:
     spec: Spec
     script: Path
     run_dir: Path
+    stand_in: Path | None = None  # where the script's stand-in teacher is saved (None: the spec's own)
 
     @property
     def record(self) -> Path:
@@ -124,11 +133,21 @@ def prepare(specs: list[Path], overrides: list[str], folder: Path) -> list[Smoke
             for part in ("train", "validation")
             if isinstance(getattr(getattr(loaded.spec.data, part), "cache", None), str)
         ]
+        stand_in = stand_in_teacher(loaded.spec, home)
+        if stand_in:
+            moved.append(f"algorithm.teacher={stand_in}")
         script = load_spec(spec_path, [*overrides, *moved]) if moved else loaded
         targets = plan_targets([spec_path], home / "generated", loaded={spec_path: script})
         write_files([(target.output, target.text) for target in targets])
-        smokes.append(Smoke(*loaded, targets[0].output, home / "run"))
+        smokes.append(Smoke(*loaded, targets[0].output, home / "run", stand_in))
     return smokes
+
+
+def stand_in_teacher(spec: Spec, home: Path) -> Path | None:
+    """Where a distillation spec's stand-in teacher goes when its own does not exist yet (trained
+    by another spec's run): the student's untrained copy, saved there by the script's process."""
+    teacher = getattr(spec.algorithm, "teacher", None)
+    return home / "stand_in_teacher.keras" if teacher and not Path(teacher).is_file() else None
 
 
 class Runner:
@@ -157,7 +176,7 @@ class Runner:
 
     def script(self, smoke: Smoke) -> subprocess.CompletedProcess:
         """Run the script's two runs (see CHILD); return code None: killed at the time limit."""
-        arguments = (smoke.script, smoke.run_dir, self.steps, smoke.record, self.data)
+        arguments = (smoke.script, smoke.run_dir, self.steps, smoke.record, self.data, smoke.stand_in or "")
         command = [sys.executable, "-c", CHILD, *map(str, arguments), *self.trust]
         with self.lock:
             if self.stopped:
@@ -200,7 +219,11 @@ class Runner:
         result = self.script(smoke)
         if result.returncode is None:
             return Outcome(False, f"{smoke.shown}: timed out after {self.timeout:g} s ({which_run(result)}; killed)")
-        return judge(smoke, result, f"{time.monotonic() - started:.1f} s")
+        outcome = judge(smoke, result, f"{time.monotonic() - started:.1f} s")
+        if outcome.passed and smoke.stand_in:
+            teacher = smoke.spec.algorithm.teacher
+            outcome.message = f"{outcome.message[:-1]}; a stand-in teacher: {teacher} does not exist yet)"
+        return outcome
 
 
 def judge(smoke: Smoke, result: subprocess.CompletedProcess, seconds: str) -> Outcome:

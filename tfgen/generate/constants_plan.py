@@ -3,6 +3,7 @@ when the script uses it, in the order the script lists them (before INPUTS and a
 
 from __future__ import annotations
 
+from tfgen.generate.algorithms import distillation
 from tfgen.generate.code import literal
 from tfgen.generate.views import View
 
@@ -54,6 +55,7 @@ def run_setting_lines(v: View) -> list[str]:
             (c.every_epochs and not c.every_steps, [f"CHECKPOINT_EVERY_EPOCHS = {c.every_epochs}"]),
             (True, [f"CHECKPOINTS_TO_KEEP = {c.keep}"]),
             (v.phases, _phases(v)),
+            (v.distillation, distillation.setting_lines(v.distillation)),
             *_distribution(v),
             (log.tensorboard, [f"LOG_EVERY_STEPS = {log.every_steps}"]),
             (log.profile, _profile(v)),

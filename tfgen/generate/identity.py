@@ -32,7 +32,7 @@ RESUMABLE_FIELDS = (
 
 def state_sha256(spec: Spec) -> str:
     """The sha256 of the spec (every default filled in) less its RESUMABLE_FIELDS."""
-    data = spec.model_dump(mode="json")
+    data = spec.model_dump(mode="json")  # without the default algorithm: Spec._dump
     for path in RESUMABLE_FIELDS:
         _remove(data, path)
     canonical = json.dumps(data, sort_keys=True, ensure_ascii=False)

@@ -35,7 +35,8 @@ def _merge_comment(spec: Spec) -> str:
     return f"The branches' outputs and {', '.join(as_given)} as given, {how}"
 
 
-def model_view(spec: Spec, wiring: Wiring, outputs: list[OutputView]) -> ModelView:
+def model_view(spec: Spec, wiring: Wiring, outputs: list[OutputView], added_losses: tuple[str, ...] = ()) -> ModelView:
+    """`added_losses`: the per-example losses the algorithm's step adds to the outputs' (logged too)."""
     types = {item.type for item in model_layers(spec) if getattr(item, "adapt_batches", None)}
     kept_outside = {t: dtype for t, dtype in KEPT_OUTSIDE.items() if t in types}
     adapted = wiring.adapted
@@ -53,6 +54,8 @@ def model_view(spec: Spec, wiring: Wiring, outputs: list[OutputView]) -> ModelVi
         kept_outside=kept_outside,
         adapts_strings="string" in kept_outside.values(),
         several_outputs=len(outputs) > 1,
+        logged_apart=[] if len(outputs) > 1 else [(f"{name}_loss", name) for name in added_losses],
+        loss_keys=[o.loss_key for o in outputs if len(outputs) > 1] + [f"{name}_loss" for name in added_losses],
         averaged_outputs=[output for output in outputs if output.mean_per_example],
     )
 

@@ -11,6 +11,7 @@ import json
 from dataclasses import replace
 from pathlib import PurePosixPath
 
+from tfgen.generate.algorithms.distillation import algorithm_losses, distillation_view
 from tfgen.generate.code import argument, keras_call, literal
 from tfgen.generate.code_lines import (
     BUILD_OPTIMIZER,
@@ -98,7 +99,7 @@ def make_view(
         inputs=[_field(n, i.shape, i.dtype, _input_classes(i)) for n, i in spec.model.inputs.items()],
         targets=[_field(n, t.shape, t.dtype, t.class_count, t.class_names) for n, t in spec.targets.items()],
         data=_data(spec, wiring),
-        model=model_view(spec, wiring, outputs),
+        model=model_view(spec, wiring, outputs, algorithm_losses(spec)),
         optimizer=optimizer_view(spec),
         precision=PrecisionView(
             policy=None if spec.precision == "float32" else spec.precision,
@@ -141,6 +142,7 @@ def make_view(
         weights=example_weights_view(spec),
         custom=custom_view(spec),
         phases=phase_view(spec),
+        distillation=distillation_view(spec),
     )
     return replace(view, settings=setting_lines(view), run_settings=run_setting_lines(view))
 
@@ -362,8 +364,16 @@ def _step(spec: Spec, outputs: list[OutputView]) -> StepView:
         deterministic=spec.deterministic,
         sharpness_aware=spec.train.sharpness_aware.rho if spec.train.sharpness_aware else None,
         optimised_loss="scaled_loss" if spec.precision == "mixed_float16" else "loss",
+        state_losses=_state_losses(spec),
         **_gradient_route(spec, clipping is not None, weighting),
     )
+
+
+def _state_losses(spec: Spec) -> str:
+    """RunState's argument: the outputs' losses (LOSSES), and the algorithm's beside them."""
+    outputs = custom_view(spec).losses_code
+    added = algorithm_losses(spec)
+    return f"[*{outputs}, {', '.join(literal(name) for name in added)}]" if added else outputs
 
 
 def _gradient_route(spec: Spec, clipped: bool, weighting: Weighting) -> dict[str, bool]:

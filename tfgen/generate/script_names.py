@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tfgen.generate.algorithms.distillation import DISTILLATION_NAMES
 from tfgen.generate.custom_plan import CUSTOM_NAMES
 from tfgen.generate.phase_plan import PHASE_NAMES
 from tfgen.generate.plan_data import TEST_NAMES
@@ -111,5 +112,5 @@ SCRIPT_NAMES = frozenset(
         "export",
     ]
 )
-# and the names of the test data's, the user's losses' and the phases' code
-SCRIPT_NAMES |= TEST_NAMES | CUSTOM_NAMES | PHASE_NAMES
+# and the names of the test data's, the user's losses', the phases' and the algorithms' code
+SCRIPT_NAMES |= TEST_NAMES | CUSTOM_NAMES | PHASE_NAMES | DISTILLATION_NAMES

@@ -241,6 +241,11 @@ class ModelView:
     kept_outside: dict[str, str]  # adapted layer type -> dtype of the checkpoint's copy (KEPT_OUTSIDE)
     adapts_strings: bool  # an adapted layer learns a vocabulary of strings (StringLookup, TextVectorization)
     several_outputs: bool  # losses and metrics are keyed by output
+    # The history keys of the per-example losses (several outputs' losses, and an algorithm's beside
+    # them): build_metrics makes a Mean for each. `logged_apart`: (key, loss) of the algorithm's
+    # losses that update_metrics updates one by one (one output: it logs no output's loss).
+    loss_keys: list[str]
+    logged_apart: list[tuple[str, str]]
     averaged_outputs: list[OutputView]  # outputs whose losses are averaged over more than the last axis
 
 
@@ -314,6 +319,7 @@ class StepView:
     sharpness_aware: float | None  # SAM's rho: the step takes its gradient again at the worst weights
     optimised_loss: str  # what tape.gradient differentiates: `scaled_loss` under float16 loss scaling, else `loss`
     compile_lines: list[str]  # the train step's XLA decorator and why (or why not), above its `def`
+    state_losses: str  # RunState's argument: the names of the step's per-example losses
 
 
 @dataclass(frozen=True)
@@ -393,6 +399,15 @@ class CustomView:
 
 
 @dataclass(frozen=True)
+class DistillationView:
+    """`algorithm: {type: distillation}`: the teacher's file and the loss's two numbers (literals)."""
+
+    teacher: str
+    temperature: str
+    student_loss_weight: str
+
+
+@dataclass(frozen=True)
 class PhaseView:
     phases: list[str]  # each phase's `rt.Phase(...)`
     rate_factor: bool  # some phase scales the rate (the optimizer's rate is wrapped)
@@ -434,6 +449,7 @@ class View:
     # Where a chunk of steps must end (saves, summaries, the profile window): the steps left to each.
     chunk_ends: list[str]
     phases: PhaseView | None  # `train.phases` (None: none)
+    distillation: DistillationView | None  # `algorithm: {type: distillation}` (None: another algorithm)
     # The script's constants, line by line: before INPUTS (SPEC_DIR..STEPS_PER_EXECUTION) and
     # after TARGETS (SYNTHETIC_TRAIN_EXAMPLES..PROFILE_STEPS); tfgen.generate.constants_plan.
     settings: list[str] = field(default_factory=list)

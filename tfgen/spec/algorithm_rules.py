@@ -20,7 +20,10 @@ SINGLE = {"model": "networks", "optimizer": "optimizers"}
 
 
 def supervised_issues(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    """`model`, `optimizer` and `losses` given; `networks` and `optimizers` not."""
+    """`model`, `optimizer` and `losses` given; `networks` and `optimizers` not (supervised, and
+    the algorithms that train one model as it does: distillation)."""
+    kind = spec.algorithm.type
+    named = "the `supervised` algorithm (the default)" if kind == "supervised" else f"the `{kind}` algorithm"
     for section in ("model", "optimizer", "losses"):
         if section not in doc.data:
             yield doc.issue((section,), f"missing required field `{section}`", key=True)
@@ -28,8 +31,7 @@ def supervised_issues(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         if several in doc.data:
             yield doc.issue(
                 (several,),
-                f"`{several}` is for algorithms that train several networks; the `supervised` "
-                f"algorithm (the default) trains one: write `{single}`",
+                f"`{several}` is for algorithms that train several networks; {named} trains one: write `{single}`",
                 key=True,
             )
 
@@ -58,7 +60,8 @@ def _gan(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 
 
 # algorithm type -> its rules (issues of a spec whose sections each validated)
-ALGORITHM_RULES: dict[str, Any] = {"supervised": supervised_issues, "gan": _gan}
+# (distillation's own rules, on its outputs and weighting, are crosscheck's DISTILLATION_CHECKS)
+ALGORITHM_RULES: dict[str, Any] = {"supervised": supervised_issues, "gan": _gan, "distillation": supervised_issues}
 
 
 def algorithm_issues(spec: Spec, doc: Located) -> list[SpecIssue]:

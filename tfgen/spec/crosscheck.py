@@ -10,10 +10,19 @@ from tfgen.errors import SpecIssue
 from tfgen.sources import located_sources, unit_of
 from tfgen.spec import catalog
 from tfgen.spec.branch_rules import BRANCH_CHECKS
+from tfgen.spec.distillation_rules import DISTILLATION_CHECKS
 from tfgen.spec.finetune_rules import located_items, model_items
 from tfgen.spec.loader import Loc, Located, walk
 from tfgen.spec.models import Spec
-from tfgen.spec.names import FIXED_KEYS, VALIDATION_PREFIX, has_validation, history_keys, metric_key, output_names
+from tfgen.spec.names import (
+    FIXED_KEYS,
+    VALIDATION_PREFIX,
+    algorithm_keys,
+    has_validation,
+    history_keys,
+    metric_key,
+    output_names,
+)
 from tfgen.spec.script_rules import SCRIPT_CHECKS
 from tfgen.spec.string_rules import STRING_CHECKS
 from tfgen.spec.support import (
@@ -66,7 +75,7 @@ def _history(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     outputs = output_names(spec)
     where = ("model", "outputs") if spec.model.builder is None else ("targets",)
     several = len(outputs) > 1
-    taken = {**FIXED_KEYS, "loss": "the total loss"}  # key -> what writes it
+    taken = {**FIXED_KEYS, "loss": "the total loss", **algorithm_keys(spec)}  # key -> what writes it
     for output in outputs:
         if output.startswith(VALIDATION_PREFIX):
             yield doc.issue(
@@ -446,8 +455,9 @@ CHECKS = (
     (_padding, {"data", "model", "targets"}),
     (_losses, {"losses", "targets"}),
     (_early_stopping, {"train", "checkpoint", "data", "model", "targets", "metrics"}),
-    (_history, {"model", "targets", "metrics", "loss_weighting"}),
+    (_history, {"model", "targets", "metrics", "loss_weighting", "algorithm"}),
     *BRANCH_CHECKS,
+    *DISTILLATION_CHECKS,
     *STRING_CHECKS,
     *SCRIPT_CHECKS,
     *WEIGHT_CHECKS,

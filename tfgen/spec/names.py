@@ -52,13 +52,28 @@ def metric_keys(spec: Spec) -> list[tuple[str, str, KerasObject]]:
     ]
 
 
+# The per-example losses an algorithm's step logs beside the outputs' (history key -> what it is).
+ALGORITHM_LOSS_KEYS = {
+    "distillation": {
+        "student_loss": "the student's losses against the targets",
+        "distillation_loss": "the distillation's KL term",
+    },
+}
+
+
+def algorithm_keys(spec: Spec) -> dict[str, str]:
+    """The history keys the spec's algorithm adds beside the outputs' losses, and what each is."""
+    return ALGORITHM_LOSS_KEYS.get(spec.algorithm.type, {})
+
+
 def train_keys(spec: Spec) -> list[str]:
-    """The per-epoch training values: `loss`, per-output losses when several, then metrics."""
+    """The per-epoch training values: `loss`, per-output losses when several, the algorithm's
+    losses, then metrics."""
     outputs = output_names(spec)
     keys = ["loss"]
     if len(outputs) > 1:
         keys += [f"{output}_loss" for output in outputs]
-    return keys + [key for _, key, _ in metric_keys(spec)]
+    return keys + list(algorithm_keys(spec)) + [key for _, key, _ in metric_keys(spec)]
 
 
 def weight_keys(spec: Spec) -> list[str]:

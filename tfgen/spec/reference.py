@@ -62,6 +62,7 @@ SECTIONS = (
         "[docs/algorithms.md](algorithms.md).",
     ),
     Section("`train`", ("train",), after=reference_text.TRAIN),
+    Section("`algorithm`", ("algorithm",), after=reference_text.ALGORITHM),
     Section("`loss_weighting` and `debug`", ("loss_weighting", "debug")),
     Section("`strategy`", ("strategy",), after=reference_text.STRATEGY),
     Section("`checkpoint`", ("checkpoint",), after=reference_text.CHECKPOINT),

@@ -179,6 +179,16 @@ epoch: the compile takes about a second, so a shorter run is faster without it).
 second.
 """
 
+ALGORITHM = """
+What each step does: `supervised` (the default) trains the model on a loss per output against its
+target. `distillation` also runs a frozen teacher, loaded from its file when the script starts, on
+the same (augmented) batch: the step minimises `student_loss_weight` times the student's losses
+plus `1 - student_loss_weight` times the KL divergence from the teacher's softened outputs (times
+T^2), and logs `student_loss` and `distillation_loss` beside `loss`. The student's outputs named as
+the teacher's (or the one output of each) are distilled; the student alone is exported. See
+[algorithms](algorithms.md#distillation).
+"""
+
 STRATEGY = """
 `ParameterServerStrategy`, `TPUStrategy` and `CentralStorageStrategy` are located validation errors
 that name the supported strategies: tfgen writes synchronous data-parallel loops and runs none of

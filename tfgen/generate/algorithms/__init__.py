@@ -13,6 +13,7 @@ from tfgen.spec.models import Spec
 PLANS: dict[str, Callable[..., tuple[str, dict[str, Any]]]] = {
     "supervised": supervised.plan,
     "gan": gan.plan,
+    "distillation": supervised.plan,  # the supervised script, with the teacher's parts (algorithms/distillation.py)
 }
 
 
