@@ -9,7 +9,7 @@ import jinja2
 
 from tfgen import __version__
 from tfgen.generate import sources_dir, templates_dir
-from tfgen.generate.algorithms import plan
+from tfgen.generate.algorithms.registry import plan
 from tfgen.generate.code import literal
 from tfgen.generate.views import TEMPLATE_ENUMS
 from tfgen.spec.models import Spec

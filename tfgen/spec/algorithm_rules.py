@@ -15,6 +15,9 @@ from tfgen.spec.gan_rules import gan_issues
 from tfgen.spec.loader import Located
 from tfgen.spec.models import Spec
 
+# The algorithms that train one `model:` as `supervised` does (their specs are supervised specs
+# plus their own parts): every static check of a supervised spec applies to them.
+ONE_MODEL = frozenset({"supervised", "distillation"})
 # The sections of one network and one optimizer, and the sections of several of each.
 SINGLE = {"model": "networks", "optimizer": "optimizers"}
 

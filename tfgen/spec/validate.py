@@ -9,7 +9,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from tfgen.errors import SpecError, SpecIssue
 from tfgen.spec import catalog
-from tfgen.spec.algorithm_rules import algorithm_issues, supervised_issues
+from tfgen.spec.algorithm_rules import ONE_MODEL, algorithm_issues, supervised_issues
 from tfgen.spec.application_rules import application_issues, is_application_item
 from tfgen.spec.custom_objects import check_arguments, clashes, is_custom, reference_problem
 from tfgen.spec.finetune_rules import finetune_issues
@@ -70,8 +70,9 @@ def validate(doc: Located) -> Spec:
 
 
 def _supervised(spec: Spec, valid: set[str]) -> bool:
-    """Whether the spec is (or, partly valid, reads as) the default algorithm's."""
-    return "algorithm" in valid and spec.algorithm.type == "supervised" and spec.networks is None
+    """Whether the spec is (or, partly valid, reads as) one of a single model, as the default
+    algorithm's (algorithm_rules.ONE_MODEL)."""
+    return "algorithm" in valid and spec.algorithm.type in ONE_MODEL and spec.networks is None
 
 
 def _valid_sections(data: dict, broken: set[str]) -> tuple[Spec, set[str]]:
