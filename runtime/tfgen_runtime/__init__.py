@@ -36,6 +36,7 @@ no script reaches another); each module holds one concern:
 - `state`: where the run is (`RunState`)
 - `carry`: the figures the steps of one call carry, folded in once per call
 - `reduced`: gradients summed across replicas once, applied without a second sum
+- `steps`: a custom step's context (`StepContext`) and its returned figures checked
 - `trainer`: the loops around a script's steps (`StandardTrainer`)
 - `model_checks`: weights to train, gradients that reach them, the regularization loss
 - `phases`: training phases (frozen layers, a rate factor), each with its own traced step
@@ -108,6 +109,7 @@ PUBLIC = {
     "run_dir": ("History", "RunDirectory"),
     "signals": ("StopSignals",),
     "state": ("RunState",),
+    "steps": ("StepContext", "checked_logs"),
     "strings": ("label_ids",),
     "tfds_source": ("load_tfds",),
     "tfrecords": ("checked_tfrecords",),

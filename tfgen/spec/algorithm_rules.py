@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tfgen.errors import SpecIssue
+from tfgen.spec.custom_step_rules import custom_issues
 from tfgen.spec.gan_rules import gan_issues
 from tfgen.spec.loader import Located
 from tfgen.spec.models import Spec
@@ -57,8 +58,15 @@ def _gan(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         yield from gan_issues(spec, doc)
 
 
+def _custom(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    issues = list(several_networks_issues(spec, doc))
+    yield from issues
+    if not issues:
+        yield from custom_issues(spec, doc)
+
+
 # algorithm type -> its rules (issues of a spec whose sections each validated)
-ALGORITHM_RULES: dict[str, Any] = {"supervised": supervised_issues, "gan": _gan}
+ALGORITHM_RULES: dict[str, Any] = {"supervised": supervised_issues, "gan": _gan, "custom": _custom}
 
 
 def algorithm_issues(spec: Spec, doc: Located) -> list[SpecIssue]:

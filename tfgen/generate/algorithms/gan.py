@@ -97,7 +97,8 @@ def gan_view(spec: Spec) -> GanView:
 
 def _network(spec: Spec, name: str) -> NetworkView:
     network = spec.networks[name]
-    lowered = _with_model(spec, network, {output: _any_target() for output in network.outputs})
+    targets = {output: _any_target() for output in network.outputs}
+    lowered = _with_model(spec, network, targets, optimizer=spec.optimizers[name])
     wiring = model_wiring(lowered, list(network.outputs))
     fields = [
         FieldView(name=key, shape=literal(tuple(item.shape)), dtype=item.dtype, classes=None)
