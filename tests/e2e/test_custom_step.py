@@ -1,0 +1,128 @@
+"""`algorithm: {type: custom}` end to end, in real processes: the shipped specs/custom_step.yaml
+trains with specs/my_steps.py (its declared figures logged, classifier.keras exported); a run
+SIGKILLed mid-epoch and run again ends bit for bit as the uninterrupted one (ctx's random numbers
+included); two mirrored replicas give one replica's figures; a step that returns an undeclared
+figure, or whose module is gone, is one line."""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import yaml
+from conftest import ROOT, assert_one_line_error, build, read_history
+from test_gan import ENV, losses, run, weights
+
+pytestmark = pytest.mark.slow
+
+NETWORKS = ("--networks", "classifier")
+
+
+def custom_spec(folder, steps=None) -> dict:
+    """specs/custom_step.yaml, deterministic, with its step module (or `steps`' text) in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    module = folder / "my_steps.py"
+    if steps is None:
+        shutil.copy(ROOT / "specs" / "my_steps.py", module)
+    else:
+        module.write_text(steps)
+    spec = yaml.safe_load((ROOT / "specs" / "custom_step.yaml").read_text())
+    spec["deterministic"] = True
+    return spec
+
+
+def test_the_shipped_custom_step_trains_logs_its_declared_figures_and_exports(tmp_path):
+    out = tmp_path / "run"
+    script = ROOT / "generated" / "custom_step.py"
+    command = [sys.executable, str(script), "--epochs", "3", "--output-dir", str(out)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600, env=ENV, check=False)
+    assert result.returncode == 0, result.stderr
+    rows = read_history(out)
+    assert [row["epoch"] for row in rows] == [1, 2, 3]
+    assert all(math.isfinite(row["loss"]) and 0.0 <= row["accuracy"] <= 1.0 for row in rows)
+    assert rows[2]["loss"] < rows[0]["loss"] and rows[2]["accuracy"] > rows[0]["accuracy"]
+    assert "loss: " in result.stdout and "accuracy: " in result.stdout
+    check = "import keras, sys; m = keras.models.load_model(sys.argv[1]); print(m.name)"
+    loaded = subprocess.run(
+        [sys.executable, "-c", check, str(out / "classifier.keras")],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+        check=False,
+    )
+    assert loaded.stdout.strip() == "classifier", loaded.stderr
+
+
+def test_a_custom_step_killed_mid_epoch_resumes_bit_identically(tmp_path):
+    spec = custom_spec(tmp_path)
+    spec["checkpoint"] = {"every_steps": 5, "keep": 2}
+    script = build(tmp_path, spec, "custom_step")
+    whole = run(script, tmp_path / "whole", *NETWORKS, args=["--epochs", "2"])
+    assert whole.returncode == 0, whole.stderr
+    killed = run(script, tmp_path / "resumed", *NETWORKS, "--kill-in-epoch", "2", args=["--epochs", "2"])
+    assert killed.returncode == -9, killed.stderr
+    resumed = run(script, tmp_path / "resumed", *NETWORKS, args=["--epochs", "2"])
+    assert resumed.returncode == 0, resumed.stderr
+    at = re.search(r"Resuming from \S+ \(epoch 2, step (\d+)\)", resumed.stdout)
+    assert at and int(at[1]) > 0, resumed.stdout  # mid-epoch
+    assert losses(read_history(tmp_path / "resumed")) == losses(read_history(tmp_path / "whole"))
+    for mine, theirs in zip(weights(tmp_path / "whole"), weights(tmp_path / "resumed"), strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+
+
+def test_two_mirrored_replicas_give_one_replicas_figures(tmp_path):
+    one = build(tmp_path / "one", custom_spec(tmp_path / "one"), "custom_step")
+    spec = custom_spec(tmp_path / "two")
+    spec["strategy"] = {"type": "mirrored", "cpu_replicas": 2}
+    two = build(tmp_path / "two", spec, "custom_step")
+    args = ["--epochs", "2", "--steps-per-epoch", "8"]
+    single = run(one, tmp_path / "single", *NETWORKS, args=args)
+    mirrored = run(two, tmp_path / "mirrored", *NETWORKS, cpus=2, args=args)
+    assert single.returncode == 0, single.stderr
+    assert mirrored.returncode == 0, mirrored.stderr
+    assert "2 replica(s): global batch 64, 32 per replica" in mirrored.stdout
+    for a, b in zip(read_history(tmp_path / "single"), read_history(tmp_path / "mirrored"), strict=True):
+        for key in ("loss", "accuracy"):
+            assert b[key] == pytest.approx(a[key], rel=1e-5, abs=1e-6), key
+    for mine, theirs in zip(weights(tmp_path / "single"), weights(tmp_path / "mirrored"), strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-5)
+
+
+UNDECLARED = (ROOT / "specs" / "my_steps.py").read_text().replace(
+    '"accuracy": tf.cast(hits, tf.float32)}', '"accuracy": tf.cast(hits, tf.float32), "margin": logits[:, 0]}'
+)
+
+
+def test_a_step_returning_an_undeclared_figure_is_one_line_naming_it(tmp_path):
+    assert "margin" in UNDECLARED
+    script = build(tmp_path, custom_spec(tmp_path, UNDECLARED), "custom_step")
+    result = subprocess.run(
+        [sys.executable, str(script), "--epochs", "1", "--output-dir", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=ENV,
+        check=False,
+    )
+    assert_one_line_error(result, "my_steps:train_step returns undeclared `margin`", "algorithm.logs declares")
+
+
+def test_a_step_module_gone_since_the_build_is_one_line_naming_it(tmp_path):
+    script = build(tmp_path, custom_spec(tmp_path), "custom_step")
+    (tmp_path / "my_steps.py").unlink()
+    result = subprocess.run(
+        [sys.executable, str(script), "--epochs", "1", "--output-dir", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env=ENV,
+        check=False,
+    )
+    assert_one_line_error(result, "my_steps:train_step: no module my_steps")
