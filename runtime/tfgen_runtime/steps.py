@@ -121,21 +121,15 @@ class StepContext:
     def normal(self, shape, mean=0.0, stddev=1.0, dtype=tf.float32):
         """Normal random numbers for each of this replica's examples: `shape` is one example's.
         The same numbers on any number of replicas, and again after a resume."""
-        return self.draw(
-            tf.random.stateless_normal, shape, mean=mean, stddev=stddev, dtype=dtype
-        )
+        arguments = {"mean": mean, "stddev": stddev, "dtype": dtype}
+        return self.draw(tf.random.stateless_normal, shape, arguments)
 
     def uniform(self, shape, minval=0.0, maxval=1.0, dtype=tf.float32):
         """Uniform random numbers in [minval, maxval) for each of this replica's examples."""
-        return self.draw(
-            tf.random.stateless_uniform,
-            shape,
-            minval=minval,
-            maxval=maxval,
-            dtype=dtype,
-        )
+        arguments = {"minval": minval, "maxval": maxval, "dtype": dtype}
+        return self.draw(tf.random.stateless_uniform, shape, arguments)
 
-    def draw(self, kind, shape, **arguments):
+    def draw(self, kind, shape, arguments):
         """This replica's rows of a global batch of `kind` random numbers keyed by (seed,
         steps run, the draw's number in the step): the steps run are checkpointed."""
         key = tf.constant([self.seed, self.draws], tf.int64)

@@ -94,8 +94,10 @@ def test_two_mirrored_replicas_give_one_replicas_figures(tmp_path):
         np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-5)
 
 
-UNDECLARED = (ROOT / "specs" / "my_steps.py").read_text().replace(
-    '"accuracy": tf.cast(hits, tf.float32)}', '"accuracy": tf.cast(hits, tf.float32), "margin": logits[:, 0]}'
+UNDECLARED = (
+    (ROOT / "specs" / "my_steps.py")
+    .read_text()
+    .replace('"accuracy": tf.cast(hits, tf.float32)}', '"accuracy": tf.cast(hits, tf.float32), "margin": logits[:, 0]}')
 )
 
 

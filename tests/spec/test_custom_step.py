@@ -7,7 +7,7 @@ import shutil
 
 from conftest import ROOT, tfgen_here
 
-BAD_STEP = '''import tensorflow as tf
+BAD_STEP = """import tensorflow as tf
 
 
 def train_step(networks, features, targets, ctx):
@@ -20,7 +20,7 @@ def train_step(networks, features, targets, ctx):
     gradients = tape.gradient(loss, model.trainable_variables)
     ctx.apply_gradients("classifier", gradients, model.trainable_variables)
     return {"loss": per_example, "accuracy": per_example}
-'''
+"""
 
 
 def _spec_beside(tmp_path, steps: str | None):

@@ -28,11 +28,13 @@ STEP = ("algorithm", "step")
 def custom_issues(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     """Every custom rule (the sections validated, `networks` and `optimizers` given)."""
     yield from _optimizers(spec, doc)
+    yield from _script_names(spec, doc)
     for name, network in spec.networks.items():
         for field in ("builder", "branches"):
             if getattr(network, field):
                 yield doc.issue(
-                    ("networks", name, field), f"`{field}` is not supported in the networks of a `custom` step yet"
+                    ("networks", name, field),
+                    f"`{field}` is not supported in the networks of a `custom` step yet",
                 )
     yield from not_yet(spec, doc, "custom", NOT_YET_CUSTOM)
     yield from step_issues(spec.algorithm.step, doc)
@@ -42,11 +44,42 @@ def _optimizers(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     """One optimizer per network, by the network's name."""
     for name in spec.networks:
         if name not in spec.optimizers:
-            yield doc.issue(("optimizers",), f"missing `optimizers.{name}` (one optimizer per network)", key=True)
+            yield doc.issue(
+                ("optimizers",),
+                f"missing `optimizers.{name}` (one optimizer per network)",
+                key=True,
+            )
     for name in spec.optimizers:
         if name not in spec.networks:
             known = ", ".join(f"`{n}`" for n in spec.networks)
-            yield doc.issue(("optimizers", name), f"no network `{name}` (the networks are {known})", key=True)
+            yield doc.issue(
+                ("optimizers", name),
+                f"no network `{name}` (the networks are {known})",
+                key=True,
+            )
+
+
+def network_names(network: str) -> set[str]:
+    """The top-level names a network of a custom step binds in its script (its builder, its
+    inputs' constant): named after the user's network, so they must not clash."""
+    return {f"build_{network}", f"{network.upper()}_INPUTS"}
+
+
+def _script_names(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    """Each network's builder and inputs' constant (script_names.network_names) are its own."""
+    taken = {
+        "build_optimizers",
+        "build_metrics",
+    }  # what the custom script's own functions are named
+    for name in spec.networks:
+        clash = sorted(network_names(name) & taken)
+        if clash:
+            yield doc.issue(
+                ("networks", name),
+                f"a network named `{name}` would redefine the script's `{clash[0]}`: rename it",
+                key=True,
+            )
+        taken |= network_names(name)
 
 
 def step_issues(reference: str, doc: Located) -> list[SpecIssue]:
@@ -70,10 +103,14 @@ def step_issues(reference: str, doc: Located) -> list[SpecIssue]:
 
 def step_file(module: str, spec_dir: Path) -> Path | None:
     """The file of `module` (a .py file or a package's __init__.py) in the spec's folder or the
-    working directory, else where sys.path finds it (its top package located, not imported)."""
+    working directory, else where sys.path finds it (its top package located, not imported).
+    """
     parts = module.split(".")
     for folder in (spec_dir, Path.cwd()):
-        for candidate in (folder.joinpath(*parts).with_suffix(".py"), folder.joinpath(*parts, "__init__.py")):
+        for candidate in (
+            folder.joinpath(*parts).with_suffix(".py"),
+            folder.joinpath(*parts, "__init__.py"),
+        ):
             if candidate.is_file():
                 return candidate
     try:
