@@ -128,3 +128,49 @@ def test_a_step_module_gone_since_the_build_is_one_line_naming_it(tmp_path):
         check=False,
     )
     assert_one_line_error(result, "my_steps:train_step: no module my_steps")
+
+
+UNREACHED = (
+    (ROOT / "specs" / "my_steps.py")
+    .read_text()
+    .replace(
+        "    with tf.GradientTape() as tape:\n        logits = ",
+        "    logits = classifier({'pixels': pixels}, training=True)['digit']\n"
+        "    with tf.GradientTape() as tape:\n        unused = ",
+    )
+)
+
+
+def test_a_step_whose_loss_reaches_no_weight_is_one_line_naming_the_variables(tmp_path):
+    assert "unused = " in UNREACHED
+    script = build(tmp_path, custom_spec(tmp_path, UNREACHED), "custom_step")
+    result = subprocess.run(
+        [sys.executable, str(script), "--epochs", "1", "--output-dir", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=ENV,
+        check=False,
+    )
+    line = assert_one_line_error(result, "the step's loss for `classifier` does not reach")
+    assert "kernel" in line and "bias" in line, line
+
+
+def test_clipping_under_two_mirrored_replicas_clips_the_global_gradient_as_one_device(tmp_path):
+    args = ["--epochs", "1", "--steps-per-epoch", "8"]
+    runs = {}
+    for name, clipping, cpus in (("plain", None, 1), ("one", 0.05, 1), ("two", 0.05, 2)):
+        spec = custom_spec(tmp_path / name)
+        spec["optimizers"]["classifier"] = {"type": "SGD", "learning_rate": 0.1}  # the update is the gradient
+        if clipping:
+            spec["train"]["gradient_clipping"] = {"global_norm": clipping}
+        if cpus == 2:
+            spec["strategy"] = {"type": "mirrored", "cpu_replicas": 2}
+        script = build(tmp_path / name, spec, "custom_step")
+        result = run(script, tmp_path / name / "run", *NETWORKS, cpus=cpus, args=args)
+        assert result.returncode == 0, result.stderr
+        runs[name] = weights(tmp_path / name / "run")
+    for mine, theirs in zip(runs["one"], runs["two"], strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-6)
+    # Clipping changed the updates (each replica clipping its own half would double them).
+    assert sum(float(np.abs(a - b).max()) for a, b in zip(runs["one"], runs["plain"], strict=True)) > 1e-3
