@@ -1,11 +1,12 @@
 """`algorithm: {type: custom}` at build time: `tfgen lint`'s findings in the step's module fail
-validate and build (at the module's file:line:col), and a clean module passes."""
+validate, build and validate --deep (at the module's file:line:col), and a clean module passes."""
 
 from __future__ import annotations
 
 import shutil
 
-from conftest import ROOT, tfgen_here
+import pytest
+from conftest import ROOT, run_tfgen, tfgen_here
 
 BAD_STEP = """import tensorflow as tf
 
@@ -47,3 +48,12 @@ def test_a_lint_clean_step_module_builds(tmp_path):
     result = tfgen_here("build", "custom_step.yaml", "--out", "out", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "out" / "custom_step.py").is_file()
+
+
+@pytest.mark.slow
+def test_validate_deep_reports_a_lint_finding_in_the_step_module(tmp_path):
+    _spec_beside(tmp_path, BAD_STEP)
+    result = run_tfgen("validate", "--deep", "custom_step.yaml", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert "my_steps.py:10:22: algorithm.step: TFG013 " in result.stderr, result.stderr
