@@ -150,9 +150,8 @@ class Trainer(rt.StandardTrainer):
             }
             self.model = Networks(self.named)
             self.optimizers = build_optimizers()
-            self.optimizer = self.optimizers[
-                "classifier"
-            ]  # its rate is the history's lr
+            # The first network's optimizer: its rate is the history's lr.
+            self.optimizer = self.optimizers["classifier"]
             self.variables = self.model.trainable_variables
             self.train_metrics = build_metrics()
             self.validation_metrics = {}
@@ -175,9 +174,8 @@ class Trainer(rt.StandardTrainer):
 
     def train_step(self, features, targets, carried):
         """Your step on this replica's part of the global batch; the figures it returns logged."""
-        step = carried[
-            "steps_run"
-        ]  # the steps run before this one: keys ctx's random numbers
+        # The steps run before this one: they key ctx's random numbers.
+        step = carried["steps_run"]
         context = rt.StepContext(
             self.named, self.optimizers, GLOBAL_BATCH_SIZE, SEED, step, CLIPPING
         )
