@@ -36,6 +36,7 @@ no script reaches another); each module holds one concern:
 - `state`: where the run is (`RunState`)
 - `carry`: the figures the steps of one call carry, folded in once per call
 - `reduced`: gradients summed across replicas once, applied without a second sum
+- `steps`: a custom step's context (`StepContext`) and its returned figures checked
 - `trainer`: the loops around a script's steps (`StandardTrainer`)
 - `model_checks`: weights to train, gradients that reach them, the regularization loss
 - `sharpness`: sharpness-aware minimisation's ascent, and the gradients at the worst weights
@@ -111,6 +112,7 @@ PUBLIC = {
     "sharpness": ("gradients_at", "worst_weights"),
     "signals": ("StopSignals",),
     "state": ("RunState",),
+    "steps": ("StepContext", "checked_logs"),
     "strings": ("label_ids",),
     "tfds_source": ("load_tfds",),
     "tfrecords": ("checked_tfrecords",),
@@ -168,6 +170,7 @@ __all__ = [
     "RunDirectory",
     "RunState",
     "StandardTrainer",
+    "StepContext",
     "StopSignals",
     "UserError",
     "__version__",
@@ -177,6 +180,7 @@ __all__ = [
     "augmented",
     "cached",
     "checked_arrays",
+    "checked_logs",
     "checked_test_data",
     "checked_tfrecords",
     "checkpoint_paths",

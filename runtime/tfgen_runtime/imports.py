@@ -3,12 +3,12 @@ needed, and refused unless they fit the place they are named in.
 
 A place is a kind of Keras object (`layers`, `losses`, `metrics`, `optimizers`, `schedules`,
 `regularizers`, `initializers`, `constraints`), `data` (a `python` source's function) or
-`builder` (`model.builder`). Without --trust a reference resolves to:
+`builder` (`model.builder`) or `step` (a custom algorithm's step). Without --trust a reference resolves to:
 - at a Keras place: a subclass of that kind's base class (keras.layers.Layer, ...) from a
   module of the project or a public module of keras or tensorflow; at `losses`, also a
   function (or other callable) defined in a module of the project;
 - at `data`: a function of a module of the project, or one of LOADERS;
-- at `builder`: a function of a module of the project.
+- at `builder` and `step`: a function of a module of the project.
 Its module is refused before it is imported unless it may hold such an object; what it
 resolves to is checked before anything calls or constructs it. A library is never allowed
 whole: its functions do things (`tensorflow.io.gfile:rmtree` deletes a folder), and at a
@@ -126,6 +126,7 @@ LOADERS = (
 WANTED = {
     "data": f"a data function comes from a module of this project or is a known loader ({', '.join(LOADERS)})",
     "builder": "a model builder comes from a module of this project",
+    "step": "a custom step comes from a module of this project",
     "losses": "a loss is a keras.losses.Loss subclass (from keras, tensorflow or a module of this project) "
     "or a function of a module of this project",
 }

@@ -22,7 +22,13 @@ from tfgen.spec.validate import validate
 # The script's templates (algorithms' included) and each data source's part (tfgen/sources/<type>/source.py.jinja).
 TEMPLATES = sorted(templates_dir().rglob("*.jinja")) + sorted(sources_dir().glob("*/*.jinja"))
 # An algorithm's template reads its own view root beside `v` (tfgen/generate/algorithms).
-ALGORITHM_ROOTS = {"gan.py.jinja": {"g"}}
+ALGORITHM_ROOTS = {
+    "gan.py.jinja": {"g", "nets"},
+    "custom.py.jinja": {"c", "nets"},
+    "_networks.py.jinja": {"nets"},
+    "_metrics.py.jinja": {"nets"},
+    "_epochs.py.jinja": {"nets"},
+}
 ENUM_NAMES = {kind.__name__ for kind in TEMPLATE_ENUMS}
 
 

@@ -6,6 +6,9 @@ from tfgen.generate.algorithms.distillation import DISTILLATION_NAMES
 from tfgen.generate.custom_plan import CUSTOM_NAMES
 from tfgen.generate.phase_plan import PHASE_NAMES
 from tfgen.generate.plan_data import TEST_NAMES
+from tfgen.spec.custom_step_rules import network_names
+
+__all__ = ["SCRIPT_NAMES", "network_names"]
 
 # Every top-level name a generated script defines or imports, in one place: a test parses every
 # generated script and fails if it binds a name missing here. User modules are never bound at
@@ -110,6 +113,10 @@ SCRIPT_NAMES = frozenset(
         "write_samples",
         "image_grid",
         "export",
+        # a custom step's (templates/algorithms/custom.py.jinja); its networks' are network_names
+        "STEP",
+        "LOGS",
+        "CLIPPING",
     ]
 )
 # and the names of the test data's, the user's losses', the phases' and the algorithms' code

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tfgen.errors import SpecIssue
+from tfgen.spec.custom_step_rules import custom_issues
 from tfgen.spec.gan_rules import gan_issues
 from tfgen.spec.loader import Located
 from tfgen.spec.models import Spec
@@ -62,9 +63,21 @@ def _gan(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         yield from gan_issues(spec, doc)
 
 
+def _custom(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+    issues = list(several_networks_issues(spec, doc))
+    yield from issues
+    if not issues:
+        yield from custom_issues(spec, doc)
+
+
 # algorithm type -> its rules (issues of a spec whose sections each validated)
 # (distillation's own rules, on its outputs and weighting, are crosscheck's DISTILLATION_CHECKS)
-ALGORITHM_RULES: dict[str, Any] = {"supervised": supervised_issues, "gan": _gan, "distillation": supervised_issues}
+ALGORITHM_RULES: dict[str, Any] = {
+    "supervised": supervised_issues,
+    "gan": _gan,
+    "distillation": supervised_issues,
+    "custom": _custom,
+}
 
 
 def algorithm_issues(spec: Spec, doc: Located) -> list[SpecIssue]:

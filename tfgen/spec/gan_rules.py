@@ -50,7 +50,7 @@ def gan_issues(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     yield from _names(spec, doc)
     if set(NETWORKS) <= set(spec.networks):
         yield from _networks(spec, doc)
-    yield from _not_yet(spec, doc)
+    yield from not_yet_issues(spec, doc, "gan", NOT_YET)
 
 
 def _names(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
@@ -121,15 +121,17 @@ def _condition(spec: Spec, doc: Located, condition: str) -> Iterator[SpecIssue]:
             )
 
 
-def _not_yet(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
+def not_yet_issues(spec: Spec, doc: Located, kind: str, paths: tuple) -> Iterator[SpecIssue]:
+    """A non-default value at one of `paths`, or `multi_worker_mirrored`: the `kind` algorithm
+    does not implement it yet (shared by the algorithms of several networks)."""
     if spec.strategy.type == "multi_worker_mirrored":
-        yield doc.issue(("strategy", "type"), "`multi_worker_mirrored` is not supported by the `gan` algorithm yet")
-    for path in NOT_YET:
+        yield doc.issue(("strategy", "type"), f"`multi_worker_mirrored` is not supported by the `{kind}` algorithm yet")
+    for path in paths:
         owner: Any = spec
         for key in path[:-1]:
             owner = getattr(owner, key)
         if getattr(owner, path[-1]) != _default(owner, path[-1]):
-            yield doc.issue(path, f"`{'.'.join(path)}` is not supported by the `gan` algorithm yet")
+            yield doc.issue(path, f"`{'.'.join(path)}` is not supported by the `{kind}` algorithm yet")
 
 
 def _default(owner: BaseModel, field: str) -> Any:

@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
+from tfgen.generate.algorithms.networks import networks_view
 from tfgen.generate.code import keras_call, literal
 from tfgen.generate.identity import state_sha256
 from tfgen.generate.plan import make_view
@@ -65,7 +66,9 @@ def plan(spec: Spec, **where: Any) -> tuple[str, dict[str, Any]]:
     v = make_view(_as_data_spec(spec), **where)
     header = {**v.header, "state_sha256": state_sha256(spec)}
     v = replace(v, header=header, docstring=_docstring(spec), imports=["import numpy as np"])
-    return TEMPLATE, {"v": v, "g": gan_view(spec)}
+    g = gan_view(spec)
+    nets = networks_view([g.generator, g.discriminator], g.history, writes_samples=True)
+    return TEMPLATE, {"v": v, "g": g, "nets": nets}
 
 
 def gan_view(spec: Spec) -> GanView:
@@ -97,7 +100,8 @@ def gan_view(spec: Spec) -> GanView:
 
 def _network(spec: Spec, name: str) -> NetworkView:
     network = spec.networks[name]
-    lowered = _with_model(spec, network, {output: _any_target() for output in network.outputs})
+    targets = {output: _any_target() for output in network.outputs}
+    lowered = _with_model(spec, network, targets, optimizer=spec.optimizers[name])
     wiring = model_wiring(lowered, list(network.outputs))
     fields = [
         FieldView(name=key, shape=literal(tuple(item.shape)), dtype=item.dtype, classes=None)

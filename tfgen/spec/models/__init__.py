@@ -87,8 +87,8 @@ class Spec(StrictModel):
     algorithm: Algorithm = Field(
         Supervised(),
         description="what a training step does: `supervised` (the default: `model`, `optimizer`, a loss per "
-        "output), `distillation` (the model learns from a frozen teacher too) or `gan` (`networks` and "
-        "`optimizers`); see docs/algorithms.md",
+        "output), `distillation` (the model learns from a frozen teacher too), `gan` or `custom` (your own "
+        "step; both `networks` and `optimizers`); see docs/algorithms.md",
         examples=[{"type": "gan", "loss": "non_saturating"}],
     )
     model: Model | None = Field(

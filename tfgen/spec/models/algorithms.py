@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Discriminator, Field, PositiveFloat, PositiveInt
+from pydantic import Discriminator, Field, PositiveFloat, PositiveInt, field_validator
 
-from tfgen.spec.models.base import Identifier, StrictModel
+from tfgen.spec.models.base import DottedRef, Identifier, StrictModel
 
 
 class Supervised(StrictModel):
@@ -75,5 +75,31 @@ class Distillation(StrictModel):
     )
 
 
-ALGORITHM_TYPES = (Supervised, Gan, Distillation)
-Algorithm = Annotated[Supervised | Gan | Distillation, Discriminator("type")]
+class Custom(StrictModel):
+    """Your own step: `networks:` and `optimizers:` (one per network), a function of yours that
+    takes the networks, the batch and a context (rt.StepContext), and returns the figures logged."""
+
+    type: Literal["custom"] = Field(description="your own step (docs/algorithms.md#custom)", examples=["custom"])
+    step: DottedRef = Field(
+        description="`module:function`, found like other references (the spec's folder, the working directory, "
+        "sys.path): `step(networks, features, targets, ctx)`, called per replica inside tf.function",
+        examples=["my_steps:train_step"],
+    )
+    logs: list[Identifier] = Field(
+        min_length=1,
+        description="the names of the figures the step returns (per example, or one per batch): the history's "
+        "columns, each the mean over the epoch's examples",
+        examples=[["loss", "accuracy"]],
+    )
+
+    @field_validator("logs")
+    @classmethod
+    def _distinct(cls, logs: list[str]) -> list[str]:
+        twice = sorted({name for name in logs if logs.count(name) > 1})
+        if twice:
+            raise ValueError(f"each name once: {', '.join(f'`{name}`' for name in twice)} repeated")
+        return logs
+
+
+ALGORITHM_TYPES = (Supervised, Gan, Distillation, Custom)
+Algorithm = Annotated[Supervised | Gan | Distillation | Custom, Discriminator("type")]
