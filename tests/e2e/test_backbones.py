@@ -138,6 +138,8 @@ def test_a_weights_file_that_cannot_be_read_is_one_line_naming_it(build_spec, tm
 def test_a_backbone_frozen_in_phase_one_trains_in_phase_two_under_mirrored(build_spec, tmp_path):
     spec = _spec(None)
     spec["model"]["layers"][1].pop("trainable")
+    spec["model"]["layers"][0] = {"application_preprocess": "MobileNetV3Small"}
+    spec["model"]["layers"][1] |= {"application": "MobileNetV3Small", "alpha": 0.75, "minimalistic": True}
     spec["strategy"] = {"type": "mirrored"}
     spec["train"] = {"epochs": 2, "phases": [{"epochs": 1, "frozen": ["backbone"]}, {"epochs": 1}]}
     script = build_spec(spec)
