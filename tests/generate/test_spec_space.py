@@ -78,7 +78,9 @@ COVERED = {
         {"static", "uncertainty", "ema_ratio"},
     ),
     "checkpoint cadence": (
-        lambda spec: next((key for key in ("every_steps", "every_epochs") if key in spec.get("checkpoint", {})), "none"),
+        lambda spec: next(
+            (key for key in ("every_steps", "every_epochs") if key in spec.get("checkpoint", {})), "none"
+        ),
         {"every_steps", "every_epochs", "none"},
     ),
 }
