@@ -27,9 +27,10 @@ from tfgen.lint import lint_paths, lint_source
 # and lint; about 0.6 s of CPU a draw), then black and ruff over all of them. The slow tier draws
 # 60 others (another seed) and also rebuilds every one in other processes with other hash seeds
 # (the fast tier's cross-process determinism is test_golden's, on the example specs); its draws
-# must hit every value of each dimension in COVERED. (It drew 110 from another seed, which had no
-# image model, until the draws' time counted against the suite's budget.) Search further with
-# TFGEN_SPEC_DRAWS=1000 (the fast tier's draws, more of them).
+# must hit every value of each dimension in COVERED (a change to the strategies changes the draws:
+# if the test then says a value is missing, try the next seed). It drew 110 until their time
+# counted against the suite's budget. Search further with TFGEN_SPEC_DRAWS=1000 (the fast tier's
+# draws, more of them).
 DRAWS = int(os.environ.get("TFGEN_SPEC_DRAWS", "12"))
 SLOW_DRAWS = 60
 GAN_DRAWS = 6  # the gan algorithm's fast tier
