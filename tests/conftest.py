@@ -395,10 +395,12 @@ def replica_independent_spec(**overrides):
     return spec
 
 
-def run_harness(script, tmp_path, tag, *args, cpus=1, env=None, timeout=300):
+def run_harness(script, tmp_path, tag, *args, cpus=1, env=None, timeout=300, record_saves=False):
     """Run a generated script through tests/e2e/harness.py on `cpus` logical CPUs: its initial and
-    final weights, history rows and stdout."""
+    final weights, history rows and stdout (`record_saves`: and the weights at each checkpoint
+    it saves, which saved_weights reads)."""
     weights, history, initial = (tmp_path / f"{tag}.npz", tmp_path / f"{tag}.json", tmp_path / f"{tag}-init.npz")
+    saves = ["--saved-weights", str(tmp_path / f"{tag}-saved")] if record_saves else []
     result = subprocess.run(
         [
             sys.executable,
@@ -412,6 +414,7 @@ def run_harness(script, tmp_path, tag, *args, cpus=1, env=None, timeout=300):
             str(history),
             "--initial-weights",
             str(initial),
+            *saves,
             "--",
             "--output-dir",
             str(tmp_path / tag),
@@ -425,6 +428,11 @@ def run_harness(script, tmp_path, tag, *args, cpus=1, env=None, timeout=300):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     return _arrays(initial), _arrays(weights), json.loads(history.read_text()), result.stdout
+
+
+def saved_weights(tmp_path, tag, number):
+    """The weights at the `number`th checkpoint (from 1) a run_harness(..., record_saves=True) run saved."""
+    return _arrays(tmp_path / f"{tag}-saved-{number}.npz")
 
 
 def _arrays(path):

@@ -238,6 +238,7 @@ def test_tfjob_and_slurm_environments_train_to_the_weights_of_tfgen_launch(refer
 
 SEEN = """
 import importlib.util, json, os, sys
+import numpy as np
 import tensorflow as tf
 spec = importlib.util.spec_from_file_location("script", sys.argv[1])
 script = importlib.util.module_from_spec(spec)
@@ -247,10 +248,13 @@ def recording(self, features, targets, carried):  # the example ids this worker 
     tf.py_function(lambda ids: seen.extend(ids.numpy().ravel().tolist()) or 0, [features["features"]], tf.int32)
     return train_step(self, features, targets, carried)
 script.Trainer.train_step = recording
+built, build_model = [], script.build_model
+script.build_model = lambda *sizes: built.append(build_model(*sizes)) or built[-1]
 script.main(sys.argv[3:])
 index = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
 with open(f"{sys.argv[2]}/seen-{index}.json", "w") as handle:
     json.dump([int(i) for i in seen], handle)
+np.savez(f"{sys.argv[2]}/weights-{index}.npz", *built[-1].get_weights())
 """
 IDS = """
 import numpy as np
@@ -262,7 +266,9 @@ def load():  # example i has feature i (and a label of i % 3)
 
 
 @pytest.mark.parametrize("in_memory", [True, False])
-def test_over_one_epoch_the_workers_together_train_on_every_example_once(tmp_path, in_memory):
+def test_over_one_epoch_the_workers_together_train_on_every_example_once_to_identical_weights_only_the_chief_writing(
+    tmp_path, in_memory
+):
     spec = _spec()
     spec["model"]["inputs"] = {"features": {"shape": [1]}}
     spec["data"] = {
@@ -287,9 +293,11 @@ def test_over_one_epoch_the_workers_together_train_on_every_example_once(tmp_pat
         "--output-dir",
         str(tmp_path / "run"),
     ]
+    for index in range(2):
+        (tmp_path / f"tmp{index}").mkdir()
     with local_workers(
         lambda index: command,
-        env={"PYTHONPATH": str(tmp_path)},
+        env=lambda index: {"PYTHONPATH": str(tmp_path), "TMPDIR": str(tmp_path / f"tmp{index}")},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -299,6 +307,13 @@ def test_over_one_epoch_the_workers_together_train_on_every_example_once(tmp_pat
     seen = [json.loads((tmp_path / f"seen-{index}.json").read_text()) for index in range(2)]
     assert len(seen[0]) == len(seen[1]) == 128  # an even share each
     assert sorted(seen[0] + seen[1]) == list(range(256))
+    weights = [np.load(tmp_path / f"weights-{index}.npz") for index in range(2)]
+    for key in weights[0]:
+        np.testing.assert_array_equal(weights[0][key], weights[1][key])
+    kept = [".tfgen.lock", "checkpoints", "history.jsonl", "model.keras", "run.json"]  # the chief's lock too
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == kept
+    assert len((tmp_path / "run" / "history.jsonl").read_text().splitlines()) == 1
+    assert not any((tmp_path / "tmp1").iterdir()), "the non-chief worker left its temporary directory"
 
 
 SCRATCH = """

@@ -1,11 +1,13 @@
 """Run a generated training script the way a test needs, without test-only options in it.
 
-    python tests/e2e/harness.py SCRIPT --cpus N --weights OUT.npz [--initial-weights OUT.npz] -- ARGS...
+    python tests/e2e/harness.py SCRIPT --cpus N --weights OUT.npz [--initial-weights OUT.npz]
+        [--saved-weights PREFIX] -- ARGS...
 
 Splits the CPU into N logical devices (before TensorFlow initialises them) so MirroredStrategy
 has replicas, imports the generated module, runs `main(ARGS)`, and saves the final weights (and,
-if asked, the weights the model starts from) for comparison. tests/e2e/adapt_runner.py shares the
-functions that do this.
+if asked, the weights the model starts from, and those at each checkpoint the run saves, as
+PREFIX-1.npz, PREFIX-2.npz, ...) for comparison. tests/e2e/adapt_runner.py shares the functions
+that do this.
 """
 
 from __future__ import annotations
@@ -61,10 +63,26 @@ def record_models(module, on_build=None) -> list:
     return built
 
 
+def record_saved_weights(module, built: list, prefix: str) -> None:
+    """Write the model's weights at each checkpoint the run saves to PREFIX-<n>.npz (n from 1)."""
+    import numpy as np
+
+    save, saves = module.rt.RunCheckpoint.save, []
+
+    def save_and_record(checkpoint, number):
+        path = save(checkpoint, number)
+        saves.append(path)
+        np.savez(f"{prefix}-{len(saves)}.npz", *built[-1].get_weights())
+        return path
+
+    module.rt.RunCheckpoint.save = save_and_record
+
+
 def main() -> None:
     arguments = parser()
     arguments.add_argument("--weights")
     arguments.add_argument("--initial-weights")
+    arguments.add_argument("--saved-weights")
     arguments.add_argument("--history")
     options, argv = parse(arguments)
 
@@ -77,6 +95,8 @@ def main() -> None:
     split_cpu(options.cpus)
     module = load_script(options.script)
     built = record_models(module, save_initial)  # to read the model's weights before and after training
+    if options.saved_weights:
+        record_saved_weights(module, built, options.saved_weights)
     history = module.main(argv)
     if options.history:
         with open(options.history, "w") as handle:

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
-from conftest import HARNESS, ROOT, base_spec, load_module, local_workers
+from conftest import ROOT, base_spec, load_module
 from conftest import replica_independent_spec as _spec
 from conftest import run_harness as _harness
 
@@ -34,36 +31,6 @@ def test_two_replicas_match_one_device_and_both_data_paths(build_spec, tmp_path)
     for weights in (w2, w3):
         for a, b in zip(w1, weights, strict=False):
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
-
-
-def test_multi_worker_two_processes_identical_weights_and_only_the_chief_writes(build_spec, tmp_path):
-    script = build_spec(_spec(strategy={"type": "multi_worker_mirrored", "communication": "ring"}), stem="mw")
-    output = tmp_path / "run"
-    for index in range(2):
-        (tmp_path / f"tmp{index}").mkdir()
-    command = lambda index: [
-        sys.executable,
-        str(HARNESS),
-        str(script),
-        "--weights",
-        str(tmp_path / f"w{index}.npz"),
-        "--",
-        "--output-dir",
-        str(output),
-        "--epochs",
-        "2",
-    ]
-    env = lambda index: {"TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(tmp_path / f"tmp{index}")}
-    with local_workers(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as processes:
-        outs = [p.communicate(timeout=240) for p in processes]
-    assert [p.returncode for p in processes] == [0, 0], [o[1][-2000:] for o in outs]
-    w0, w1 = (np.load(tmp_path / f"w{i}.npz") for i in range(2))
-    for key in w0:
-        np.testing.assert_array_equal(w0[key], w1[key])
-    kept = [".tfgen.lock", "checkpoints", "history.jsonl", "model.keras", "run.json"]  # the chief's lock too
-    assert sorted(p.name for p in output.iterdir()) == kept
-    assert len((output / "history.jsonl").read_text().splitlines()) == 2
-    assert not any((tmp_path / "tmp1").iterdir()), "the non-chief worker left its temporary directory"
 
 
 @pytest.mark.parametrize("precision", ["mixed_float16", "mixed_bfloat16"])
@@ -159,6 +126,8 @@ def test_cifar_spec_runs_mirrored_in_mixed_precision_on_synthetic_data(tmp_path)
         "2",
         "--steps-per-epoch",
         "3",
+        "--max-examples",  # validated on 2 batches of 256, not the 1,024 synthetic examples' 4
+        "512",
         cpus=2,
         env={"TF_ENABLE_ONEDNN_OPTS": "0"},
     )
