@@ -26,6 +26,7 @@ RESUMABLE_FIELDS = (
     ("checkpoint", "export"),
     ("logging",),
     ("debug",),
+    ("sweep",),  # read by `tfgen sweep` only: a trial's spec has none
 )
 
 

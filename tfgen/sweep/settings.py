@@ -40,8 +40,8 @@ class Settings:
 def settings(loaded: Loaded, args) -> Settings:
     """The sweep of `loaded` with the command line's options; UsageError or SpecError (one line
     each) for a space that is missing, malformed or names a place the spec does not set."""
-    section = loaded.spec.sweep or Sweep.model_construct(**{k: f.default for k, f in Sweep.model_fields.items()})
-    given = {path: parse_expression(path, text) for path, text in (section.space or {}).items()}
+    section = loaded.spec.sweep or Sweep.model_construct(space={})  # the defaults
+    given = {path: parse_expression(path, text) for path, text in section.space.items()}
     space = {**given, **_option_space(args.space)}
     if not space:
         raise UsageError("no search space: give `--space PATH=EXPRESSION` or a `sweep.space` in the spec")
