@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import inspect
 import os
+import random
 import socket
+import time
 from pathlib import Path
 
 import optuna
-from optuna.storages import RDBStorage, RetryFailedTrialCallback
+import sqlalchemy.exc
+from optuna.storages import RDBStorage
 from optuna.trial import FrozenTrial, TrialState
 
 HEARTBEAT_SECONDS = 10  # each running trial's worker says it is alive this often
 GRACE_SECONDS = 60  # a trial silent this long, run elsewhere, is retried
+OPEN_ATTEMPTS = 5
 FOLDER, WORKER, SURPLUS, EXIT = "tfgen_folder", "tfgen_worker", "tfgen_surplus", "tfgen_exit"
 
 
@@ -34,16 +38,28 @@ def open_study(storage_url: str, name: str, direction: str, sampler, pruner) -> 
     callback = "heartbeat_stale_trial_callback"
     if callback not in inspect.signature(RDBStorage.__init__).parameters:
         callback = "failed_trial_callback"  # Optuna 4
-    storage = RDBStorage(
-        storage_url,
-        engine_kwargs=engine,
-        heartbeat_interval=HEARTBEAT_SECONDS,
-        grace_period=GRACE_SECONDS,
-        **{callback: RetryFailedTrialCallback()},
-    )
-    return optuna.create_study(
-        storage=storage, study_name=name, direction=direction, sampler=sampler, pruner=pruner, load_if_exists=True
-    )
+    for attempt in range(OPEN_ATTEMPTS):
+        try:
+            storage = RDBStorage(
+                storage_url,
+                engine_kwargs=engine,
+                heartbeat_interval=HEARTBEAT_SECONDS,
+                grace_period=GRACE_SECONDS,
+                **{callback: retry},
+            )
+            return optuna.create_study(
+                storage=storage,
+                study_name=name,
+                direction=direction,
+                sampler=sampler,
+                pruner=pruner,
+                load_if_exists=True,
+            )
+        except sqlalchemy.exc.SQLAlchemyError:  # workers starting at once race to create the tables
+            if attempt == OPEN_ATTEMPTS - 1:
+                raise
+            time.sleep(0.5 + random.random())
+    raise AssertionError  # unreachable
 
 
 def worker_id() -> str:
@@ -88,7 +104,19 @@ def _fail_and_retry(study: optuna.Study, trial: FrozenTrial) -> None:
             return
     except (optuna.exceptions.UpdateFinishedTrialError, optuna.exceptions.StorageInternalError):
         return
-    RetryFailedTrialCallback()(study, study._storage.get_trial(trial._trial_id))
+    retry(study, study._storage.get_trial(trial._trial_id))
+
+
+def retry(study: optuna.Study, trial: FrozenTrial) -> None:
+    """Enqueue `trial` (failed, its worker gone) again: its values and attributes, so its folder."""
+    again = optuna.trial.create_trial(
+        state=TrialState.WAITING,
+        params=trial.params,
+        distributions=trial.distributions,
+        user_attrs=trial.user_attrs,
+        system_attrs={**trial.system_attrs, "failed_trial": trial.number},
+    )
+    study.add_trial(again)
 
 
 def is_retry(trial: FrozenTrial) -> bool:
