@@ -59,7 +59,9 @@ def assert_n_trials_once_each(folder: Path, storage: str, n: int) -> list[optuna
     assert folders == [f"trial_{i:04d}" for i in range(n)]
     assert sorted(p.name for p in (folder / "sweeps" / "small").glob("trial_*")) == folders
     for trial in complete:
-        identity = json.loads((folder / "sweeps" / "small" / trial.user_attrs["tfgen_folder"] / "trial.json").read_text())
+        identity = json.loads(
+            (folder / "sweeps" / "small" / trial.user_attrs["tfgen_folder"] / "trial.json").read_text()
+        )
         assert identity["params"] == trial.params
         assert identity["state"] == "COMPLETE"
         assert identity["value"] == trial.value

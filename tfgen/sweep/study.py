@@ -1,7 +1,7 @@
 """The Optuna study a sweep's workers share: its storage, which trial each worker runs next, and
 the retry of a trial whose worker died.
 
-Every trial has a folder, `trial_NNNN`, named by the number of its first attempt. A trial whose
+Every trial has a folder, `trial_NNNN`, numbered by the trials counted before it (0 to N-1). A trial whose
 worker died (a dead process on this machine, or no heartbeat for GRACE_SECONDS from another) is
 failed and enqueued again with the same values and folder, so that its run resumes from its
 checkpoint. A new trial beyond the sweep's count (two workers asked at once) is told failed and
@@ -142,7 +142,7 @@ def claim(study: optuna.Study, trial: optuna.Trial, wanted: int) -> bool:
         return True
     before = [t for t in counted(study.get_trials(deepcopy=False)) if t.number < trial.number]
     if len(before) < wanted:
-        trial.set_user_attr(FOLDER, f"trial_{trial.number:04d}")
+        trial.set_user_attr(FOLDER, f"trial_{len(before):04d}")  # 0 to wanted - 1, retries aside
         return True
     trial.set_user_attr(SURPLUS, True)
     study.tell(trial, state=TrialState.FAIL)
