@@ -17,6 +17,8 @@ import pytest
 import yaml
 from conftest import base_spec, read_history, snapshot, tfgen_here
 
+from tfgen.sweep.study import with_driver
+
 pytestmark = pytest.mark.slow
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
 SPACE = ["--space", "optimizer.learning_rate=log(1e-3,1e-1)", "--space", "model.layers.0.units=[8,16]"]
@@ -49,7 +51,7 @@ def finished(process: subprocess.Popen, timeout: float = 600) -> str:
 
 
 def trials_of(storage: str, name: str = "small") -> list[optuna.trial.FrozenTrial]:
-    return optuna.load_study(study_name=name, storage=storage).get_trials()
+    return optuna.load_study(study_name=name, storage=with_driver(storage)).get_trials()
 
 
 def assert_n_trials_once_each(folder: Path, storage: str, n: int) -> list[optuna.trial.FrozenTrial]:
@@ -165,3 +167,55 @@ def test_pruning_stops_a_trial_whose_figures_are_bad(tmp_path):
     assert len(read_history(pruned / "run")) < 4
     assert "Stopped by SIGTERM" in (pruned / "output.log").read_text()
     assert "trial_0002: pruned" in out
+
+
+def postgres_bin() -> Path | None:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"))
+    return found[-1].parent if found else None
+
+
+@pytest.fixture
+def postgres_server():
+    """A PostgreSQL server of the Debian package, run by the `postgres` user (never as root) in a
+    folder of its own on a free port: its URL, then stopped and removed."""
+    import shutil
+    import tempfile
+
+    from tfgen.cluster.launch import free_ports
+
+    bin_dir = postgres_bin()
+    if bin_dir is None:
+        pytest.skip("no PostgreSQL server installed (.ci/run installs the Debian package)")
+    as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    home = Path(tempfile.mkdtemp(prefix="tfgen-pg-"))
+    data = home / "data"
+    if as_user:
+        shutil.chown(home, "postgres")
+    port = free_ports(1)[0]
+
+    def run(*command: str) -> None:
+        result = subprocess.run([*as_user, *command], capture_output=True, text=True, check=False, timeout=120)
+        assert result.returncode == 0, result.stdout + result.stderr
+
+    run(str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust")
+    options = f"-p {port} -k {home} -c listen_addresses=127.0.0.1"
+    run(str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(home / "log"), "-w", "start")
+    try:
+        run(str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "sweeps")
+        yield f"postgresql://postgres@127.0.0.1:{port}/sweeps"
+    finally:
+        run(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_two_workers_on_one_postgresql_study_run_exactly_n_trials_once_each(tmp_path, postgres_server):
+    write_spec(tmp_path, small_spec())
+    storage = ["--storage", postgres_server]
+    workers = [sweep(tmp_path, "--trials", "3", "--worker", *storage, *SPACE) for _ in range(2)]
+    for worker in workers:
+        finished(worker)
+    assert not (tmp_path / "sweeps" / "small" / "study.db").exists()
+    assert_n_trials_once_each(tmp_path, postgres_server, 3)
+    summary = finished(sweep(tmp_path, "--trials", "3", *storage, *SPACE))
+    assert "0 trial(s) run here" in summary
+    assert (tmp_path / "sweeps" / "small" / "best.yaml").exists()

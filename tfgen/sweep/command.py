@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tfgen.errors import UsageError
 
-INSTALL = 'tfgen sweep needs Optuna: pip install "tfgen[sweep]" (optuna, psycopg2-binary)'
+INSTALL = 'tfgen sweep needs Optuna: pip install "tfgen[sweep]" (optuna, psycopg)'
 
 
 def add_parser(commands) -> None:

@@ -34,6 +34,7 @@ def default_storage(folder: Path) -> str:
 
 def open_study(storage_url: str, name: str, direction: str, sampler, pruner) -> optuna.Study:
     """The study `name` in `storage_url`, created by the first worker that opens it."""
+    storage_url = with_driver(storage_url)
     engine = {"connect_args": {"timeout": 120}} if storage_url.startswith("sqlite") else {}
     callback = "heartbeat_stale_trial_callback"
     if callback not in inspect.signature(RDBStorage.__init__).parameters:
@@ -60,6 +61,14 @@ def open_study(storage_url: str, name: str, direction: str, sampler, pruner) -> 
                 raise
             time.sleep(0.5 + random.random())
     raise AssertionError  # unreachable
+
+
+def with_driver(url: str) -> str:
+    """A PostgreSQL URL naming the driver tfgen[sweep] installs (psycopg 3; SQLAlchemy 2.0 would
+    take psycopg2 for a plain `postgresql://`)."""
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql+psycopg://" + url.partition("://")[2]
+    return url
 
 
 def worker_id() -> str:
