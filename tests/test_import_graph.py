@@ -12,7 +12,7 @@ ALLOWED = {
     "cli": {"check", "cluster", "generate", "lint", "spec", "sweep"},
     "__main__": {"cli"},
     "check": {"generate", "spec"},
-    "cluster": {"spec"},  # a spec is loaded by spec/load.py, never by the generator
+    "cluster": {"spec", "sweep"},  # a spec is loaded by spec/load.py, never by the generator
     "generate": {"spec"},
     "sweep": {"generate", "spec"},  # a trial is a spec built by the generator
     "spec": set(),
