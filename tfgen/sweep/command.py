@@ -67,7 +67,11 @@ def run(args: argparse.Namespace) -> int:
     sweep_dir = args.dir / found.name
     sweep_dir.mkdir(parents=True, exist_ok=True)
     study = _open(found, sweep_dir, args.storage)
-    ran = _work(found, sweep_dir, study, args.trust)
+    try:
+        ran = _work(found, sweep_dir, study, args.trust)
+    except KeyboardInterrupt:  # the trial's script saved on the same Ctrl-C (or on our SIGTERM)
+        print("tfgen sweep: interrupted; the trial in progress saved a checkpoint: run the same command to resume it")
+        return 130
     print(f"{ran} trial(s) run here; the study holds {found.trials}")
     if not args.worker:
         print(write_summary(found, study, sweep_dir), end="")
