@@ -219,3 +219,15 @@ def test_two_workers_on_one_postgresql_study_run_exactly_n_trials_once_each(tmp_
     summary = finished(sweep(tmp_path, "--trials", "3", *storage, *SPACE))
     assert "0 trial(s) run here" in summary
     assert (tmp_path / "sweeps" / "small" / "best.yaml").exists()
+
+
+def test_a_monitor_the_history_lacks_is_one_line_naming_the_figures_it_has(tmp_path):
+    write_spec(tmp_path, small_spec())
+    driver = sweep(tmp_path, "--trials", "2", "--monitor", "val_accuracy", *SPACE)
+    out, err = driver.communicate(timeout=600)
+    assert driver.returncode == 2, out + err
+    assert err.count("\n") == 1, err
+    assert err.startswith("tfgen: error: monitor `val_accuracy` is not in the run's history ")
+    assert "(it has loss, sparse_categorical_accuracy, val_loss, val_sparse_categorical_accuracy" in err
+    trials = trials_of(f"sqlite:///{tmp_path / 'sweeps' / 'small' / 'study.db'}")
+    assert [t.state.name for t in trials] == ["FAIL"]  # told, not left running; no second trial
