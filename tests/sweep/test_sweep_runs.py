@@ -128,7 +128,7 @@ def rows(history: Path) -> int:
 
 def test_a_sweep_killed_mid_trial_resumes_it_without_repeating_a_finished_one(tmp_path):
     write_spec(tmp_path, small_spec(examples=4096, epochs=3))
-    driver = sweep(tmp_path, "--trials", "3", *SPACE)
+    driver = sweep(tmp_path, "--trials", "2", *SPACE)
     sweep_dir = tmp_path / "sweeps" / "small"
     wait_for(lambda: rows(sweep_dir / "trial_0001" / "run" / "history.jsonl") >= 1, process=driver)
     first = snapshot(sweep_dir / "trial_0000")
@@ -137,9 +137,9 @@ def test_a_sweep_killed_mid_trial_resumes_it_without_repeating_a_finished_one(tm
     storage = f"sqlite:///{sweep_dir / 'study.db'}"
     running = [t for t in trials_of(storage) if t.state == optuna.trial.TrialState.RUNNING]
     assert [t.user_attrs["tfgen_folder"] for t in running] == ["trial_0001"]
-    out = finished(sweep(tmp_path, "--trials", "3", *SPACE))
+    out = finished(sweep(tmp_path, "--trials", "2", *SPACE))
     assert "trial_0000" not in out.split("trial  ")[0]  # not run again (only in the table)
-    assert_n_trials_once_each(tmp_path, storage, 3)
+    assert_n_trials_once_each(tmp_path, storage, 2)
     assert snapshot(sweep_dir / "trial_0000") == first
     log = (sweep_dir / "trial_0001" / "output.log").read_text()
     assert "Stopped by SIGTERM" in log
@@ -167,6 +167,8 @@ def test_pruning_stops_a_trial_whose_figures_are_bad(tmp_path):
     assert len(read_history(pruned / "run")) < 4
     assert "Stopped by SIGTERM" in (pruned / "output.log").read_text()
     assert "trial_0002: pruned" in out
+    csv = (tmp_path / "sweeps" / "small" / "trials.csv").read_text().splitlines()
+    assert csv[3].startswith(f"trial_0002,PRUNED,{identity['value']!r},")  # its best epoch before it was stopped
 
 
 def postgres_bin() -> Path | None:

@@ -15,6 +15,7 @@ from tfgen.generate.build import write_files
 from tfgen.paths import shown_path
 from tfgen.sweep import study as shared
 from tfgen.sweep.settings import Settings, trial_text
+from tfgen.sweep.trials import best
 
 
 def rows(settings: Settings, study: optuna.Study) -> list[dict]:
@@ -25,11 +26,18 @@ def rows(settings: Settings, study: optuna.Study) -> list[dict]:
             latest[trial.user_attrs[shared.FOLDER]] = trial  # attempts come in number order
     table = []
     for folder, trial in sorted(latest.items()):
-        row = {"trial": folder, "state": trial.state.name, settings.monitor: trial.value}
+        row = {"trial": folder, "state": trial.state.name, settings.monitor: best_figure(settings, trial)}
         row["epochs"] = len(trial.intermediate_values)
         row |= {param.path: trial.params.get(param.path) for param in settings.params}
         table.append(row)
     return table
+
+
+def best_figure(settings: Settings, trial: FrozenTrial) -> float | None:
+    """The trial's value, or for one stopped early (pruned, failed) the best epoch it reported."""
+    if trial.value is not None:
+        return trial.value
+    return best(settings, dict(trial.intermediate_values))
 
 
 def write_summary(settings: Settings, study: optuna.Study, sweep_dir: Path) -> str:
