@@ -10,11 +10,12 @@ from conftest import ROOT
 LEAVES = {"errors", "paths", "processes", "datasets", "stdout", "__version__"}
 # package -> the packages it may import (besides itself and the leaves)
 ALLOWED = {
-    "cli": {"check", "cluster", "generate", "lint", "spec"},
+    "cli": {"check", "cluster", "generate", "lint", "spec", "sweep"},
     "__main__": {"cli"},
     "check": {"generate", "spec"},
-    "cluster": {"spec"},  # a spec is loaded by spec/load.py, never by the generator
+    "cluster": {"spec", "sweep"},  # a spec is loaded by spec/load.py, never by the generator
     "generate": {"spec"},
+    "sweep": {"generate", "spec"},  # a trial is a spec built by the generator
     "spec": {"lint"},  # a custom step's module is linted when the spec is validated (lint reads code only)
     "lint": set(),
     **{leaf: set() for leaf in LEAVES},

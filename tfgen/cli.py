@@ -122,6 +122,9 @@ def _add_cluster_commands(commands) -> None:
 
     launch.add_parsers(commands)
     manifest.add_parser(commands)
+    from tfgen.sweep.command import add_parser as add_sweep
+
+    add_sweep(commands)
 
 
 def _add_trust(command: argparse.ArgumentParser, who: str) -> None:
@@ -268,6 +271,12 @@ def _deep(loaded, path: Path, summary: bool, trust: bool) -> None:
         print(f"{doc.path}: model `{spec.name}`\n{result.summary}", end="")
 
 
+def _sweep(args: argparse.Namespace) -> int:
+    from tfgen.sweep.command import run as run_sweep
+
+    return run_sweep(args)
+
+
 def _run_cluster_command(args: argparse.Namespace) -> int:
     from tfgen.cluster import launch
 
@@ -292,6 +301,7 @@ _COMMANDS = {
     "launch": _run_cluster_command,
     "tf-config": _run_cluster_command,
     "manifest": _run_cluster_command,
+    "sweep": _sweep,
 }
 
 

@@ -27,6 +27,7 @@ RESUMABLE_FIELDS = (
     ("checkpoint", "export"),
     ("logging",),
     ("debug",),
+    ("sweep",),  # read by `tfgen sweep` only: a trial's spec has none
 )
 
 

@@ -67,6 +67,9 @@ SECTIONS = (
     Section("`strategy`", ("strategy",), after=reference_text.STRATEGY),
     Section("`checkpoint`", ("checkpoint",), after=reference_text.CHECKPOINT),
     Section("`logging`", ("logging",)),
+    Section(
+        "`sweep`", ("sweep",), after="Read by `tfgen sweep` only (docs/sweeps.md); the generated script ignores it."
+    ),
 )
 
 

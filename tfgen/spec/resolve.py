@@ -134,6 +134,13 @@ def _apply_override(doc: Located, override: str) -> Located:
     loc: Loc = tuple(int(p) if p.isascii() and p.isdigit() else p for p in path_text.split("."))
     column = len(path_text) + 2
     value: Any = raw if _expects_string(loc) else _parse_value(raw, label, column, loc)
+    return set_value(doc, loc, value, label, column)
+
+
+def set_value(doc: Located, loc: Loc, value: Any, label: str, column: int = 1) -> Located:
+    """`doc` with `value` at `loc` (missing mappings on the way made), its nodes located at `label`
+    (line 1, `column`): `--set` and each trial of `tfgen sweep`; SpecError where `loc` cannot be."""
+    path_text = ".".join(map(str, loc))
     data = _copy(doc.data)
     position = (label, 1, column)
     values = {k: v for k, v in doc.values.items() if k[: len(loc)] != loc}

@@ -10,6 +10,7 @@ from tfgen.spec.models.algorithms import Algorithm, Supervised
 from tfgen.spec.models.base import Identifier, KerasObject, StrictModel
 from tfgen.spec.models.data import Data
 from tfgen.spec.models.model import Model, TargetSpec
+from tfgen.spec.models.sweep import Sweep
 from tfgen.spec.models.training import Checkpoint, Debug, Logging, LossSpec, LossWeighting, Strategy, Train
 
 SEED_LIMIT = 2**32  # NumPy and TensorFlow (keras.utils.set_random_seed) take unsigned 32-bit seeds
@@ -134,6 +135,11 @@ class Spec(StrictModel):
     checkpoint: Checkpoint = Field(Checkpoint(), description="when to save, what to keep, whether to resume")
     logging: Logging = Field(Logging(), description="TensorBoard events and profiler traces")
     debug: Debug = Field(Debug(), description="checks that cost speed")
+    sweep: Sweep | None = Field(
+        None,
+        description="a hyperparameter search run by `tfgen sweep` (docs/sweeps.md); the script ignores it",
+        examples=[{"trials": 20, "space": {"optimizer.learning_rate": "log(1e-4,1e-2)"}}],
+    )
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:
