@@ -65,7 +65,7 @@ from tfgen.generate.views import (
 )
 from tfgen.generate.wiring import Wiring, model_wiring
 from tfgen.spec.models import Spec
-from tfgen.spec.names import has_validation, metric_keys, output_names
+from tfgen.spec.names import has_test, has_validation, metric_keys, output_names
 from tfgen.spec.script_rules import imported_references
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -142,6 +142,8 @@ def make_view(
             validation_every=spec.train.validation_every
             if has_validation(spec) and spec.train.validation_every > 1
             else None,
+            report=spec.logging.report,
+            **_confusion(spec),
         ),
         chunk_ends=_chunk_ends(spec),
         weights=example_weights_view(spec),
@@ -159,6 +161,16 @@ def _chunk_ends(spec: Spec) -> list[str]:
         Boundary.PROFILE: spec.logging.profile,
     }
     return [CHUNK_ENDS[boundary] for boundary, needed in used.items() if needed]
+
+
+def _confusion(spec: Spec) -> dict:
+    """Where the confusion matrices come from: the test data, else the validation data (none
+    without a class target or either)."""
+    split = None
+    if any(target.classes for target in spec.targets.values()):
+        split = "test" if has_test(spec) else "validation" if has_validation(spec) else None
+    batches = {"test": "test_batches", "validation": "validation_pipeline(validation)", None: None}[split]
+    return {"confusion": split, "confusion_batches": batches}
 
 
 def _made_by(spec: Spec, spec_path: str, version: str) -> str:

@@ -383,6 +383,9 @@ class LoggingView:
     every_steps: int
     profile: Profile | None
     validation_every: int | None  # None: after every epoch (or no validation)
+    report: bool  # the script writes report.html at the end of its run
+    confusion: str | None  # the split of confusion.json ("test", "validation"); None: no class target or data
+    confusion_batches: str | None  # the expression of that split's batches (not distributed)
 
 
 @dataclass(frozen=True)
