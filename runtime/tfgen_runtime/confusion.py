@@ -25,7 +25,8 @@ def predicted_classes(labels, output, from_logits):
     """`(true ids, predicted ids)` of one batch of a class target: a one-unit output is
     thresholded (at 0 for logits, else 0.5), a wider one's largest unit wins; one-hot labels
     (the output's shape) become their ids."""
-    labels, output = np.asarray(labels), np.asarray(output)
+    labels = np.asarray(labels)
+    output = np.asarray(output)
     if output.shape[-1] == 1:
         threshold = 0.0 if from_logits else 0.5
         return labels.round().astype(np.int64), (output > threshold).astype(np.int64)
@@ -35,12 +36,13 @@ def predicted_classes(labels, output, from_logits):
 
 
 def write_confusion(
-    model, batches, run, targets, losses, split, *, finished=False, best=None
+    model, batches, run, targets, split, finished=False, best=None, logits=()
 ):
     """Predict `batches` (`(features, targets, ...)`, not distributed) with `model` and
     write confusion.json on the chief: per class target of `targets` (`Field`s), its class
     names and counts, and which `split` they are of. A `finished` run writes it only when
-    missing, after loading `best` (a `KeepBest`) as `evaluate_test` does.
+    missing, after loading `best` (a `KeepBest`) as `evaluate_test` does. `logits`: the
+    targets whose one-unit outputs are logits (others: probabilities).
     """
     path = run.output / CONFUSION_FILE
     classified = {name: field for name, field in targets.items() if field.classes}
@@ -48,29 +50,15 @@ def write_confusion(
         return
     if finished and best is not None:
         best.restore()
-    counts = {
-        name: np.zeros((field.classes,) * 2, np.int64)
-        for name, field in classified.items()
-    }
+    counts = {n: np.zeros((f.classes,) * 2, np.int64) for n, f in classified.items()}
     for batch in batches:
         outputs = model(batch[0], training=False)
         for name, field in classified.items():
-            pair = predicted_classes(
-                batch[1][name], outputs[name], from_logits(losses.get(name))
-            )
+            pair = predicted_classes(batch[1][name], outputs[name], name in logits)
             counts[name] += confusion_counts(*pair, field.classes)
-    matrices = {
-        name: matrix(run, name, field, counts[name])
-        for name, field in classified.items()
-    }
+    matrices = {n: matrix(run, n, f, counts[n]) for n, f in classified.items()}
     record = {"split": split, "targets": matrices}
     write_whole(path, json.dumps(record) + "\n")
-
-
-def from_logits(loss):
-    """Whether a Keras loss takes logits (its `from_logits`; a user's own: probabilities)."""
-    config = loss.get_config() if hasattr(loss, "get_config") else {}
-    return bool(config.get("from_logits", False))
 
 
 def matrix(run, name, field, counts):

@@ -59,7 +59,8 @@ def confusion(run, target, images):
     """`(path, caption)` of one run's confusion matrix of `target`: counts coloured, and
     written in each cell; rows are the true classes."""
     entry = run.confusion["targets"][target]
-    counts, names = np.asarray(entry["counts"]), entry["class_names"]
+    counts = np.asarray(entry["counts"])
+    names = entry["class_names"]
     size = max(3.0, 0.5 * len(names) + 1.5)
     figure = new_figure(size + 1, size)
     axes = figure.subplots()

@@ -46,7 +46,8 @@ class Run:
     test.json and confusion.json."""
 
     def __init__(self, folder, label):
-        self.folder, self.label = Path(folder), label
+        self.folder = Path(folder)
+        self.label = label
         history = self.folder / "history.jsonl"
         if not history.is_file():
             raise UserError(f"{folder} is not a run folder: it holds no history.jsonl")
@@ -77,7 +78,8 @@ class Run:
 
     def phase_starts(self):
         """The epochs at which a new phase starts (none: one phase)."""
-        starts, previous = [], None
+        starts = []
+        previous = None
         for row in self.rows:
             phase = row.get("phase")
             if previous is not None and phase != previous:
@@ -90,24 +92,23 @@ def history_row(line, where):
     """One row of history.jsonl (a dict with its `epoch`), or UserError naming `where`."""
     try:
         row = json.loads(line)
-        row["epoch"] + 0
-    except (ValueError, TypeError, KeyError, IndexError):
-        raise UserError(f"{where} is not a history row") from None
+    except ValueError:
+        row = None
+    if not isinstance(row, dict) or not isinstance(row.get("epoch"), int):
+        raise UserError(f"{where} is not a history row")
     return row
 
 
 def figures(runs):
     """The figures logged per epoch, by name (`val_loss` is `loss`'s validation curve)."""
     names = []
-    for run in runs:
-        for row in run.rows:
-            for key, value in row.items():
-                name = key.removeprefix("val_")
-                numeric = isinstance(value, (int, float)) and not isinstance(
-                    value, bool
-                )
-                if numeric and key not in NOT_FIGURES and name not in names:
-                    names.append(name)
+    for key, value in (
+        item for run in runs for row in run.rows for item in row.items()
+    ):
+        name = key.removeprefix("val_")
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if numeric and key not in NOT_FIGURES and name not in names:
+            names.append(name)
     return names
 
 
@@ -142,33 +143,35 @@ def write_report(folders, out=None, differences=None):
     out = Path(out) if out is not None else runs[0].folder
     images = out / IMAGES
     images.mkdir(parents=True, exist_ok=True)
+    names = figures(runs)
+    page = render(runs, names, sections(runs, names, images), differences)
+    path = out / REPORT_FILE
+    write_whole(path, page)
+    return path
+
+
+def sections(runs, names, images):
+    """`(heading, [(PNG path, caption)])` of each part of the page, the PNGs drawn."""
     from . import report_plots  # matplotlib, on first use
 
-    names = figures(runs)
-    sections = [
+    drawn = [
         (
             "Figures per epoch",
             [report_plots.curves(runs, name, images) for name in names],
         )
     ]
     if any(run.series("lr")[0] for run in runs):
-        sections.append(
-            (
-                "Learning rate",
-                [report_plots.curves(runs, "lr", images, validation=False)],
-            )
-        )
-    matrices = [
-        report_plots.confusion(run, target, images)
-        for run in runs
-        for target in run.confusion.get("targets", {})
+        rate = report_plots.curves(runs, "lr", images, validation=False)
+        drawn.append(("Learning rate", [rate]))
+    targets = [
+        (run, target) for run in runs for target in run.confusion.get("targets", {})
     ]
-    if matrices:
-        sections.append(("Confusion matrices", matrices))
-    page = render(runs, names, sections, differences)
-    path = out / REPORT_FILE
-    write_whole(path, page)
-    return path
+    if targets:
+        matrices = [
+            report_plots.confusion(run, target, images) for run, target in targets
+        ]
+        drawn.append(("Confusion matrices", matrices))
+    return drawn
 
 
 def report_run(run):

@@ -165,12 +165,26 @@ def _chunk_ends(spec: Spec) -> list[str]:
 
 def _confusion(spec: Spec) -> dict:
     """Where the confusion matrices come from: the test data, else the validation data (none
-    without a class target or either)."""
+    without a class target or either); and the two-class targets whose outputs are logits
+    (a one-unit output is then class 1 above 0, not 0.5)."""
     split = None
     if any(target.classes for target in spec.targets.values()):
         split = "test" if has_test(spec) else "validation" if has_validation(spec) else None
-    batches = {"test": "test_batches", "validation": "validation_pipeline(validation)", None: None}[split]
-    return {"confusion": split, "confusion_batches": batches}
+    batches = "validation_pipeline(validation)" if split == "validation" else None
+    logits = tuple(name for name in spec.targets if _binary_logits(spec, name))
+    return {
+        "confusion": split,
+        "confusion_batches": batches,
+        "confusion_logits": f", logits={literal(logits)}" if logits else "",
+    }
+
+
+def _binary_logits(spec: Spec, name: str) -> bool:
+    """Whether target `name` has two classes and its loss takes logits."""
+    classes = spec.targets[name].classes
+    count = classes if isinstance(classes, int) else len(classes or ())
+    loss = spec.losses.get(name)
+    return count == 2 and loss is not None and bool(loss.args.get("from_logits"))
 
 
 def _made_by(spec: Spec, spec_path: str, version: str) -> str:
