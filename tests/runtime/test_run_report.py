@@ -116,6 +116,36 @@ def test_the_confusion_matrix_is_sklearns_on_the_final_models_test_predictions(p
     assert expected.sum() == 48
 
 
+@pytest.mark.slow
+def test_a_two_class_target_with_one_logit_is_class_one_above_zero_in_its_confusion_matrix(tmp_path):
+    """A one-unit output whose loss takes logits: sklearn's confusion_matrix of (logit > 0) on
+    the validation examples (no test data), which a threshold at 0.5 would not give."""
+    import keras
+    from conftest import load_module
+    from sklearn.metrics import confusion_matrix
+
+    # Logits about 0.25 (a zero kernel, a bias of 0.25, a tiny rate): class 1 above 0, 0 above 0.5.
+    between = {"kernel_initializer": "zeros", "bias_initializer": {"type": "Constant", "value": 0.25}}
+    spec = base_spec(
+        model={**base_spec()["model"], "outputs": {"label": [{"type": "Dense", "units": 1, **between}]}},
+        targets={"label": {"shape": [1], "dtype": "float32", "classes": 2}},
+        losses={"label": {"type": "BinaryCrossentropy", "from_logits": True}},
+        metrics={"label": ["BinaryAccuracy"]},
+        optimizer={"type": "SGD", "learning_rate": 1e-6},
+    )
+    train(tmp_path, spec, "binary", "run")
+    _, validation = load_module(tmp_path / "generated" / "binary.py").load_data()
+    model = keras.models.load_model(tmp_path / "run" / "model.keras")
+    logits = np.asarray(model.predict(validation[0], verbose=0)["label"])[:, 0]
+    expected = confusion_matrix(validation[1]["label"][:, 0], (logits > 0).astype(int), labels=[0, 1])
+    recorded = json.loads((tmp_path / "run" / "confusion.json").read_text())
+    assert recorded == {
+        "split": "validation",
+        "targets": {"label": {"class_names": ["0", "1"], "counts": expected.tolist()}},
+    }
+    assert ((logits > 0) != (logits > 0.5)).mean() > 0.5  # the threshold decides
+
+
 def test_confusion_counts_equal_sklearns_for_ids_one_hot_labels_and_one_unit_outputs():
     from sklearn.metrics import confusion_matrix
 
