@@ -60,7 +60,8 @@ def test_multi_worker_two_processes_identical_weights_and_only_the_chief_writes(
     w0, w1 = (np.load(tmp_path / f"w{i}.npz") for i in range(2))
     for key in w0:
         np.testing.assert_array_equal(w0[key], w1[key])
-    kept = [".tfgen.lock", "checkpoints", "confusion.json", "history.jsonl", "model.keras", "run.json"]  # the chief's lock too
+    # The chief's files, its lock too.
+    kept = [".tfgen.lock", "checkpoints", "confusion.json", "history.jsonl", "model.keras", "run.json"]
     assert sorted(p.name for p in output.iterdir()) == kept
     assert len((output / "history.jsonl").read_text().splitlines()) == 2
     assert not any((tmp_path / "tmp1").iterdir()), "the non-chief worker left its temporary directory"
