@@ -257,13 +257,19 @@ def main(argv=None):
     trainer.compile_step_if_long(args.epochs * steps_per_epoch)
     history = run.resume(trainer.checkpoint, argv)
     if not history.finished:
-        validation = validation_pipeline(validation)
-        validation = strategy.experimental_distribute_dataset(validation)
-        fit(trainer, validation, history, args.epochs, steps_per_epoch)
+        batches = validation_pipeline(validation)
+        batches = strategy.experimental_distribute_dataset(batches)
+        fit(trainer, batches, history, args.epochs, steps_per_epoch)
     best = trainer.best_weights  # the final model has the best epoch's weights
     rt.export(
         trainer.model, run, ["keras", "tflite"], finished=history.finished, best=best
     )
+    # Each class target's confusion matrix, on the validation data (confusion.json).
+    batches = validation_pipeline(validation)
+    rt.write_confusion(
+        trainer.model, batches, run, TARGETS, "validation", history.finished, best
+    )
+    rt.report_run(run)  # report.html: the curves and confusion matrices (tfgen report)
     return history.rows
 
 

@@ -326,13 +326,15 @@ def main(argv=None):
     # instead: the final model, exported or tested, computes with them).
     adapt(trainer, train_pipeline(train))
     if not history.finished:
-        validation = validation_pipeline(validation)
-        validation = strategy.experimental_distribute_dataset(validation)
-        fit(trainer, validation, history, args.epochs, steps_per_epoch)
+        batches = validation_pipeline(validation)
+        batches = strategy.experimental_distribute_dataset(batches)
+        fit(trainer, batches, history, args.epochs, steps_per_epoch)
     rt.export(trainer.model, run, ["keras"], finished=history.finished)
     # Once, on the final model (a finished run's again only when test.json is missing).
-    test = strategy.experimental_distribute_dataset(test_pipeline(test))
+    batches = test_pipeline(test)
+    test = strategy.experimental_distribute_dataset(batches)
     rt.evaluate_test(trainer, test, run, finished=history.finished)
+    rt.report_run(run)  # report.html: the curves and confusion matrices (tfgen report)
     return history.rows
 
 

@@ -268,10 +268,16 @@ def main(argv=None):
     # instead: the final model, exported or tested, computes with them).
     adapt(trainer, train_pipeline(train))
     if not history.finished:
-        validation = validation_pipeline(validation)
-        validation = strategy.experimental_distribute_dataset(validation)
-        fit(trainer, validation, history, args.epochs, steps_per_epoch)
+        batches = validation_pipeline(validation)
+        batches = strategy.experimental_distribute_dataset(batches)
+        fit(trainer, batches, history, args.epochs, steps_per_epoch)
     rt.export(trainer.model, run, ["keras"], finished=history.finished)
+    # Each class target's confusion matrix, on the validation data (confusion.json).
+    batches = validation_pipeline(validation)
+    rt.write_confusion(
+        trainer.model, batches, run, TARGETS, "validation", history.finished
+    )
+    rt.report_run(run)  # report.html: the curves and confusion matrices (tfgen report)
     return history.rows
 
 

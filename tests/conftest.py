@@ -152,6 +152,10 @@ def base_spec(**overrides) -> dict:
         "metrics": {"label": ["SparseCategoricalAccuracy"]},
         "optimizer": {"type": "Adam", "learning_rate": 0.01},
         "train": {"epochs": 2},
+        # No report.html: drawing it takes about 3 s of CPU (matplotlib's import and six PNGs),
+        # more than the whole run of a small spec, and the test processes cannot import
+        # matplotlib (tests/train_env); tests/runtime/test_run_report.py draws it.
+        "logging": {"report": False},
     }
     spec.update(overrides)
     return spec

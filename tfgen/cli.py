@@ -100,6 +100,7 @@ def _parser() -> argparse.ArgumentParser:
     lint.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="output format")
     lint.add_argument("--statistics", action="store_true", help="also print the number of findings per code")
     _add_cluster_commands(commands)
+    _add_report(commands)
     return parser
 
 
@@ -114,6 +115,13 @@ def _positive(kind):
         return value
 
     return parse
+
+
+def _add_report(commands) -> None:
+    """`report` (tfgen/report.py): report.html of run folders (drawn by the runtime)."""
+    from tfgen.report import add_parser
+
+    add_parser(commands)
 
 
 def _add_cluster_commands(commands) -> None:
@@ -289,6 +297,12 @@ def _run_cluster_command(args: argparse.Namespace) -> int:
     return run_manifest(args)
 
 
+def _report(args: argparse.Namespace) -> int:
+    from tfgen.report import run as run_report
+
+    return run_report(args)
+
+
 _COMMANDS = {
     "build": _build,
     "check": _check,
@@ -302,6 +316,7 @@ _COMMANDS = {
     "tf-config": _run_cluster_command,
     "manifest": _run_cluster_command,
     "sweep": _sweep,
+    "report": _report,
 }
 
 

@@ -23,6 +23,9 @@ no script reaches another); each module holds one concern:
 - `csv_rows`: a CSV file's rows parsed, and checked naming the row and column
 - `held_out`: the rows held out for validation and the test (seeded, disjoint)
 - `evaluation`: the final model's evaluation on the test data (test.json)
+- `confusion`: each class target's confusion matrix on the test (else validation) data
+  (confusion.json)
+- `run_report`: report.html, of one run or several (`report_plots`: its PNGs, matplotlib)
 - `files`: folder sources (one sub-folder per class): listed, split, read as they stream
 - `class_folders`: a folder source's class folders and files (each file once, in one class)
 - `image_headers`: the size an image file declares, capped before it is decoded
@@ -72,6 +75,7 @@ PUBLIC = {
         "with_sample_weights",
     ),
     "cli": ("parse_args", "positive", "run"),
+    "confusion": ("confusion_counts", "write_confusion"),
     "csv_files": ("CsvStream", "read_csv"),
     "custom": ("keyed_inputs", "own_object", "per_example_loss"),
     "data": (
@@ -109,6 +113,7 @@ PUBLIC = {
     "reduced": ("apply_reduced",),
     "report": ("epoch_line", "metric_values", "progress_bar"),
     "run_dir": ("History", "RunDirectory"),
+    "run_report": ("report_run", "write_report"),
     "sharpness": ("gradients_at", "worst_weights"),
     "signals": ("StopSignals",),
     "state": ("RunState",),
@@ -185,6 +190,7 @@ __all__ = [
     "checked_tfrecords",
     "checkpoint_paths",
     "class_weights",
+    "confusion_counts",
     "decoded",
     "epoch_line",
     "evaluate_test",
@@ -213,6 +219,7 @@ __all__ = [
     "read_whole",
     "refuse_another_run",
     "regularization_loss",
+    "report_run",
     "require_gradients",
     "require_version",
     "require_weights",
@@ -229,4 +236,6 @@ __all__ = [
     "weigh_losses",
     "with_sample_weights",
     "worst_weights",
+    "write_confusion",
+    "write_report",
 ]

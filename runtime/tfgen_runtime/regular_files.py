@@ -123,3 +123,19 @@ def open_lock(path, flags):
         raise not_regular(path, status.st_mode)
     os.set_blocking(descriptor, True)
     return descriptor
+
+
+def write_whole(path, text):
+    """Write `text` to `path` through `<path>.partial`, renamed into place (a kill leaves the
+    old file or the new one); an OSError names `path` (a full disk's write names no file).
+
+    The partial file is created anew, never through a link (UserError naming one planted
+    there); the rename replaces a link at `path` itself, never the file it leads to.
+    """
+    partial = path.with_name(f"{path.name}.partial")
+    try:
+        with open(create_new(partial), "w", encoding="utf-8") as file:
+            file.write(text)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from None
+    partial.replace(path)

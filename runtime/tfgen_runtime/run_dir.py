@@ -17,7 +17,7 @@ import tensorflow as tf
 from .errors import UserError
 from .files import FileExamples, class_names, first_examples
 from .folders import hold, is_tfgen_run, remove
-from .regular_files import create_new, is_remote, open_regular, read_regular
+from .regular_files import is_remote, open_regular, read_regular, write_whole
 
 # What --fresh removes: the run's state and its exports.
 RUN_FILES = (
@@ -28,12 +28,17 @@ RUN_FILES = (
     "saved_model",
     "tensorboard",
     "test.json",
+    "confusion.json",
+    "report.html",
+    "report",
     # What a kill while exporting may leave (see exports.py).
     "model.partial.keras",
     "saved_model.partial",
     "saved_model.old",
     "run.json.partial",
     "test.json.partial",
+    "confusion.json.partial",
+    "report.html.partial",
 )
 
 
@@ -250,22 +255,6 @@ class History:
         """Add the row of an epoch; rewrite the file (a partial one, then renamed)."""
         self.rows.append(row)
         write_whole(self.path, "".join(json.dumps(row) + "\n" for row in self.rows))
-
-
-def write_whole(path, text):
-    """Write `text` to `path` through `<path>.partial`, renamed into place (a kill leaves the
-    old file or the new one); an OSError names `path` (a full disk's write names no file).
-
-    The partial file is created anew, never through a link (UserError naming one planted
-    there); the rename replaces a link at `path` itself, never the file it leads to.
-    """
-    partial = path.with_name(f"{path.name}.partial")
-    try:
-        with open(create_new(partial), "w", encoding="utf-8") as file:
-            file.write(text)
-    except OSError as error:
-        raise OSError(error.errno, error.strerror, str(path)) from None
-    partial.replace(path)
 
 
 def history_row(line, where, last_epoch):

@@ -721,7 +721,7 @@ def specs(draw, *, augmented: bool = False, source_type: str | None = None) -> d
         spec["checkpoint"] = found
     logged = draw(logging())
     if logged:
-        spec["logging"] = logged
+        spec["logging"] = {**logged, "report": False}  # (drawn in tests/runtime/test_run_report.py)
     if checks:
         spec["debug"] = {"check_numerics": True}
     if draw(st.booleans()):

@@ -23,9 +23,11 @@ RUNTIME = sorted((ROOT / "runtime" / "tfgen_runtime").glob("*.py"))
 # 250 before the runtime contract became explicit: MADE_BY and SPEC_SHA256 (+1 net), keyword
 # arguments to StandardTrainer (+5) and the RunCheckpoint it is given (+4), less a comment (-1);
 # 270 since the runtime became a versioned library: the check of its version (+9); 272 since
-# digits exports TFLite too (black wraps the longer rt.export call: +2).
-DIGITS_CEILING = 272
-SCRIPT_CEILING = 360  # 350 before the runtime's version check (+9)
+# digits exports TFLite too (black wraps the longer rt.export call: +2); 277 since a run ends
+# with its confusion matrix and report (a comment, the validation batches, the call wrapped in 3
+# lines, the report: +5).
+DIGITS_CEILING = 277
+SCRIPT_CEILING = 366  # 350 before the runtime's version check (+9); 360 before the report (+6)
 # A gan script builds two networks and updates each in its own step (+2 builders, +2 updates), and
 # writes samples and two exports: its own ceiling.
 CEILINGS = {"gan.py": 385}

@@ -23,7 +23,12 @@ from tfgen.spec.validate import validate
 TEMPLATES = sorted(templates_dir().rglob("*.jinja"))  # algorithms/ holds each algorithm's
 EXAMPLE_SPECS = SPECS + sorted((ROOT / "tests" / "generate" / "regression_specs").glob("*.yaml"))
 # What tfgen renders by name: render.py the script, init.py the starter spec.
-ROOT_TEMPLATES = {"script.py.jinja", "starter.yaml.jinja", "algorithms/gan.py.jinja", "algorithms/custom.py.jinja"}  # gan, custom: scripts of their own
+ROOT_TEMPLATES = {
+    "script.py.jinja",
+    "starter.yaml.jinja",
+    "algorithms/gan.py.jinja",
+    "algorithms/custom.py.jinja",
+}  # gan, custom: scripts of their own
 JINJA_TAG = re.compile(r"{%-?(.*?)-?%}|{{-?(.*?)-?}}", re.DOTALL)
 # Ways a template could decide on a view field's text, where a typo renders False silently.
 STRING_DECISIONS = {

@@ -200,7 +200,7 @@ def test_tensorboard_events_hold_the_expected_tags_and_steps(build_spec, tmp_pat
         {"every_epochs": 1},
         examples=1024,
         train={"epochs": 2, "steps_per_execution": 4},
-        logging={"tensorboard": True, "every_steps": 32, "profile": {"start_step": 10, "steps": 5}},
+        logging={"tensorboard": True, "every_steps": 32, "profile": {"start_step": 10, "steps": 5}, "report": False},
         deterministic=False,
     )
     module = load_module(build_spec(spec))

@@ -85,7 +85,7 @@ def test_raising_epochs_changing_keep_and_toggling_tensorboard_resume_and_a_new_
     out = copy_run(finished_runs(small())[1], tmp_path / "run")
     edited = small(epochs=3)
     edited["checkpoint"]["keep"] = 2
-    edited["logging"] = {"tensorboard": True}
+    edited["logging"] = {"tensorboard": True, "report": False}
     result = run(build_spec(edited, stem="edited"), "--output-dir", str(out))
     assert result.returncode == 0, result.stderr[-2000:]
     assert "Resuming from" in result.stdout and "(epoch 3, step 0)" in result.stdout
@@ -95,7 +95,7 @@ def test_raising_epochs_changing_keep_and_toggling_tensorboard_resume_and_a_new_
     faster = json.loads(json.dumps(edited))
     faster["train"]["epochs"] = 4
     faster["optimizer"]["learning_rate"] = 0.1
-    faster["logging"] = {"tensorboard": False}  # (a refused run still opens its event files)
+    faster["logging"] = {"tensorboard": False, "report": False}  # (a refused run still opens its event files)
     refused = run(build_spec(faster, stem="faster"), "--output-dir", str(out))
     assert_one_line_error(refused, "is of another run", "the spec changed since", "--fresh")
     assert snapshot(out) == before

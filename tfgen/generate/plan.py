@@ -60,7 +60,7 @@ from tfgen.generate.views import (
 from tfgen.generate.wiring import Wiring, model_wiring
 from tfgen.sources import unit_of
 from tfgen.spec.models import Spec
-from tfgen.spec.names import has_validation, metric_keys, output_names
+from tfgen.spec.names import has_test, has_validation, metric_keys, output_names
 from tfgen.spec.script_rules import imported_references
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -137,6 +137,8 @@ def make_view(
             validation_every=spec.train.validation_every
             if has_validation(spec) and spec.train.validation_every > 1
             else None,
+            report=spec.logging.report,
+            **_confusion(spec),
         ),
         chunk_ends=_chunk_ends(spec),
         weights=example_weights_view(spec),
@@ -155,6 +157,30 @@ def _chunk_ends(spec: Spec) -> list[str]:
         Boundary.PROFILE: spec.logging.profile,
     }
     return [CHUNK_ENDS[boundary] for boundary, needed in used.items() if needed]
+
+
+def _confusion(spec: Spec) -> dict:
+    """Where the confusion matrices come from: the test data, else the validation data (none
+    without a class target or either); and the two-class targets whose outputs are logits
+    (a one-unit output is then class 1 above 0, not 0.5)."""
+    split = None
+    if any(target.classes for target in spec.targets.values()):
+        split = "test" if has_test(spec) else "validation" if has_validation(spec) else None
+    batches = "validation_pipeline(validation)" if split == "validation" else None
+    logits = tuple(name for name in spec.targets if _binary_logits(spec, name))
+    return {
+        "confusion": split,
+        "confusion_batches": batches,
+        "confusion_logits": f", logits={literal(logits)}" if logits else "",
+    }
+
+
+def _binary_logits(spec: Spec, name: str) -> bool:
+    """Whether target `name` has two classes and its loss takes logits."""
+    classes = spec.targets[name].classes
+    count = classes if isinstance(classes, int) else len(classes or ())
+    loss = spec.losses.get(name)
+    return count == 2 and loss is not None and bool(loss.args.get("from_logits"))
 
 
 def _made_by(spec: Spec, spec_path: str, version: str) -> str:

@@ -361,6 +361,10 @@ class LoggingView:
     every_steps: int
     profile: Profile | None
     validation_every: int | None  # None: after every epoch (or no validation)
+    report: bool  # the script writes report.html at the end of its run
+    confusion: str | None  # the split of confusion.json ("test", "validation"); None: no class target or data
+    confusion_batches: str | None  # the validation batches' expression (None: the test batches, made already)
+    confusion_logits: str  # `, logits=(names,)`: the two-class targets whose outputs are logits; or ""
 
 
 @dataclass(frozen=True)

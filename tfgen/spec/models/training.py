@@ -376,7 +376,7 @@ class Profile(StrictModel):
 
 
 class Logging(StrictModel):
-    """TensorBoard events and profiler traces."""
+    """TensorBoard events, profiler traces, and the run's report."""
 
     tensorboard: bool = Field(
         False,
@@ -390,6 +390,14 @@ class Logging(StrictModel):
         None,
         description="a tf.profiler trace of this window of steps under `tensorboard/profile/`",
         examples=[{"start_step": 10, "steps": 5}],
+    )
+    report: bool = Field(
+        True,
+        description="at the end of a run, `<output_dir>/report.html` and its PNGs (matplotlib): each logged figure "
+        "per epoch, the learning rate, the phases' starts and each class target's confusion matrix (the "
+        "`confusion.json` every run writes, on the test data, else the validation data); `tfgen report` draws it "
+        "for any run folders",
+        examples=[False],
     )
 
 
