@@ -42,11 +42,13 @@ def warm_interpreters():
 
 
 def without_train_env(environ) -> dict:
-    """A copy of `environ` without tests/train_env on its PYTHONPATH (IPython and matplotlib import)."""
+    """A copy of `environ` without tests/train_env on its PYTHONPATH (IPython and matplotlib import).
+
+    PYTHONPATH stays a key (empty when train_env was all of it), so that a helper which lays this
+    over os.environ (run_tfgen) does not bring train_env back: as in CI, where it is all of it."""
     env = dict(environ)
     path = [part for part in env.pop("PYTHONPATH", "").split(os.pathsep) if part and part != str(TRAIN_ENV)]
-    if path:
-        env["PYTHONPATH"] = os.pathsep.join(path)
+    env["PYTHONPATH"] = os.pathsep.join(path)
     return env
 
 

@@ -94,6 +94,12 @@ def test_two_mirrored_replicas_give_one_replicas_figures(tmp_path):
         np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-5)
 
 
+def one_epoch(script, tmp_path, cwd=None):
+    """One epoch of `script` into tmp_path/run, in a process of its own."""
+    command = [sys.executable, str(script), "--epochs", "1", "--output-dir", str(tmp_path / "run")]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=cwd, env=ENV, check=False)
+
+
 UNDECLARED = (
     (ROOT / "specs" / "my_steps.py")
     .read_text()
@@ -104,29 +110,14 @@ UNDECLARED = (
 def test_a_step_returning_an_undeclared_figure_is_one_line_naming_it(tmp_path):
     assert "margin" in UNDECLARED
     script = build(tmp_path, custom_spec(tmp_path, UNDECLARED), "custom_step")
-    result = subprocess.run(
-        [sys.executable, str(script), "--epochs", "1", "--output-dir", str(tmp_path / "run")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=ENV,
-        check=False,
-    )
+    result = one_epoch(script, tmp_path)
     assert_one_line_error(result, "my_steps:train_step returns undeclared `margin`", "algorithm.logs declares")
 
 
 def test_a_step_module_gone_since_the_build_is_one_line_naming_it(tmp_path):
     script = build(tmp_path, custom_spec(tmp_path), "custom_step")
     (tmp_path / "my_steps.py").unlink()
-    result = subprocess.run(
-        [sys.executable, str(script), "--epochs", "1", "--output-dir", str(tmp_path / "run")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-        env=ENV,
-        check=False,
-    )
+    result = one_epoch(script, tmp_path, cwd=tmp_path)
     assert_one_line_error(result, "my_steps:train_step: no module my_steps")
 
 
@@ -144,14 +135,7 @@ UNREACHED = (
 def test_a_step_whose_loss_reaches_no_weight_is_one_line_naming_the_variables(tmp_path):
     assert "unused = " in UNREACHED
     script = build(tmp_path, custom_spec(tmp_path, UNREACHED), "custom_step")
-    result = subprocess.run(
-        [sys.executable, str(script), "--epochs", "1", "--output-dir", str(tmp_path / "run")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=ENV,
-        check=False,
-    )
+    result = one_epoch(script, tmp_path)
     line = assert_one_line_error(result, "the step's loss for `classifier` does not reach")
     assert "kernel" in line and "bias" in line, line
 
