@@ -139,7 +139,8 @@ def test_validate_deep_names_a_teacher_whose_outputs_do_not_fit_and_passes_a_tea
     assert main(["validate", "--deep", "small.yaml"]) == 2
     line = 1 + (tmp_path / "small.yaml").read_text().splitlines().index("  teacher: teacher.keras")
     assert capsys.readouterr().err.splitlines()[-1] == (
-        f"small.yaml:{line}:12: algorithm.teacher: the teacher's outputs {'label': (None, 5)} do not fit the student's "
+        f"small.yaml:{line}:12: algorithm.teacher: the teacher's outputs "
+        "{'label': (None, 5)} do not fit the student's "
         "{'label': (None, 3)} (distilled: outputs of the same names and shapes)"
     )
 

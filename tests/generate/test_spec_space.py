@@ -61,9 +61,12 @@ def held_out(data: dict, split: str, source: str) -> str:
 # What the slow tier's draws must each cover (dimension -> how a spec shows it, every value drawn).
 COVERED = {
     "model": (model_kind, {"vector", "image", "sequence", "text", "branched", "builder"}),
+    # csv is left out: drawn only when every shape fits a column (about 1 draw in 80), it went
+    # missing in the full suite's run of a seed that covered it alone; the augmented kill-and-resume
+    # test below draws it by name (AUGMENTED_SOURCES), as it does every source type.
     "training source": (
         lambda spec: spec["data"]["train"]["source"]["type"],
-        {"synthetic", "npz", "python", "keras", "tfrecord", "csv"},
+        {"synthetic", "npz", "python", "keras", "tfrecord"},
     ),
     "validation": (lambda spec: held_out(spec["data"], "validation_split", "validation"), {"none", "split", "source"}),
     "test data": (lambda spec: held_out(spec["data"], "test_split", "test"), {"none", "split", "source"}),
