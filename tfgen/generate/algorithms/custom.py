@@ -1,6 +1,6 @@
 """The `custom` algorithm's planning: the shared parts of a script (header, data, constants) from
 the supervised planner, on the spec seen as its first network's data; each network's wiring and
-optimizer (gan's NetworkView), and the user's step with its declared logs (StepView) for
+optimizer (networks.py's NetworkView), and the user's step with its declared logs (StepView) for
 templates/algorithms/custom.py.jinja."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tfgen.generate.algorithms.gan import _network, _with_model
-from tfgen.generate.algorithms.networks import networks_view, spoken
+from tfgen.generate.algorithms.networks import as_supervised, network_view, networks_view, spoken
 from tfgen.generate.code import literal
 from tfgen.generate.identity import state_sha256
 from tfgen.generate.plan import make_view
@@ -33,7 +32,7 @@ def plan(spec: Spec, **where: Any) -> tuple[str, dict[str, Any]]:
     v = make_view(_as_data_spec(spec), **where)
     header = {**v.header, "state_sha256": state_sha256(spec)}
     v = replace(v, header=header, docstring=_docstring(spec))
-    nets = networks_view([_network(spec, name) for name in spec.networks], list(spec.algorithm.logs))
+    nets = networks_view([network_view(spec, name) for name in spec.networks], list(spec.algorithm.logs))
     return TEMPLATE, {"v": v, "c": custom_view(spec), "nets": nets}
 
 
@@ -57,7 +56,7 @@ def _as_data_spec(spec: Spec) -> Spec:
     first = next(iter(spec.networks))
     inputs = spec.networks[first].inputs
     model = Model.model_validate({"inputs": inputs, "outputs": {name: [] for name in spec.targets}})
-    return _with_model(spec, model, dict(spec.targets), optimizer=spec.optimizers[first])
+    return as_supervised(spec, model, dict(spec.targets), optimizer=spec.optimizers[first])
 
 
 def _docstring(spec: Spec) -> list[str]:

@@ -8,15 +8,12 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tfgen.generate.algorithms.networks import networks_view
-from tfgen.generate.code import keras_call, literal
+from tfgen.generate.algorithms.networks import NetworkView, as_supervised, network_view, networks_view
+from tfgen.generate.code import literal
 from tfgen.generate.identity import state_sha256
 from tfgen.generate.plan import make_view
-from tfgen.generate.views import FieldView, LayerLine
-from tfgen.generate.wiring import model_wiring
-from tfgen.spec.models import LossSpec, Spec
-from tfgen.spec.models.algorithms import Supervised
-from tfgen.spec.models.model import Model, TargetSpec
+from tfgen.spec.models import Spec
+from tfgen.spec.models.model import Model
 
 TEMPLATE = "algorithms/gan.py.jinja"
 NETWORKS = ("generator", "discriminator")
@@ -27,19 +24,6 @@ LOSSES = {
     "wasserstein": ("fake - real", "-fake"),
     "hinge": ("tf.nn.relu(1.0 - real) + tf.nn.relu(1.0 + fake)", "-fake"),
 }
-
-
-@dataclass(frozen=True)
-class NetworkView:
-    """One network's builder: its inputs' constant, the wired layer lines, its optimizer."""
-
-    name: str
-    constant: str  # the name of its inputs' constant (GENERATOR_INPUTS)
-    fields: list[FieldView]
-    start: LayerLine
-    trunk: list[LayerLine]
-    heads: list[LayerLine]
-    optimizer: str  # the optimizer's constructor call
 
 
 @dataclass(frozen=True)
@@ -80,8 +64,8 @@ def gan_view(spec: Spec) -> GanView:
     d_loss, g_loss = LOSSES[algorithm.loss]
     history = ["d_loss", "g_loss", *(["gradient_penalty"] if algorithm.gradient_penalty else [])]
     return GanView(
-        generator=_network(spec, "generator"),
-        discriminator=_network(spec, "discriminator"),
+        generator=network_view(spec, "generator"),
+        discriminator=network_view(spec, "discriminator"),
         noise=noise,
         noise_shape=literal(tuple(generator.inputs[noise].shape)),
         real=real,
@@ -98,53 +82,13 @@ def gan_view(spec: Spec) -> GanView:
     )
 
 
-def _network(spec: Spec, name: str) -> NetworkView:
-    network = spec.networks[name]
-    targets = {output: _any_target() for output in network.outputs}
-    lowered = _with_model(spec, network, targets, optimizer=spec.optimizers[name])
-    wiring = model_wiring(lowered, list(network.outputs))
-    fields = [
-        FieldView(name=key, shape=literal(tuple(item.shape)), dtype=item.dtype, classes=None)
-        for key, item in network.inputs.items()
-    ]
-    return NetworkView(
-        name=name,
-        constant=f"{name.upper()}_INPUTS",
-        fields=fields,
-        start=wiring.start.line(),
-        trunk=[step.line() for step in wiring.trunk],
-        heads=[step.line() for output in network.outputs for step in wiring.heads[output]],
-        optimizer=keras_call(spec.optimizers[name], "optimizers"),
-    )
-
-
 def _as_data_spec(spec: Spec) -> Spec:
     """The spec as the supervised planner reads its data: a model of the discriminator's data
     inputs with a bare head per target (the source's labels), the discriminator's optimizer."""
     condition = spec.algorithm.condition  # a target of the data, not an input
     inputs = {name: item for name, item in spec.networks["discriminator"].inputs.items() if name != condition}
     model = Model.model_validate({"inputs": inputs, "outputs": {name: [] for name in spec.targets}})
-    return _with_model(spec, model, dict(spec.targets), optimizer=spec.optimizers["discriminator"])
-
-
-def _with_model(spec: Spec, model: Model, targets: dict[str, TargetSpec], optimizer: Any = None) -> Spec:
-    """`spec` as a supervised one of `model` and `targets` (planning only: its losses are stand-ins)."""
-    losses = {name: LossSpec.model_validate("MeanSquaredError") for name in targets}
-    return spec.model_copy(
-        update={
-            "algorithm": Supervised(),
-            "model": model,
-            "networks": None,
-            "optimizer": optimizer or spec.optimizers["generator"],
-            "optimizers": None,
-            "targets": targets,
-            "losses": losses,
-        }
-    )
-
-
-def _any_target() -> TargetSpec:
-    return TargetSpec.model_validate({"shape": [], "dtype": "float32"})
+    return as_supervised(spec, model, dict(spec.targets), optimizer=spec.optimizers["discriminator"])
 
 
 def _image_shape(shape: list) -> str | None:
