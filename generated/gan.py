@@ -317,9 +317,7 @@ def export(trainer, run, finished):
         path = run.output / f"{name}.keras"
         if finished and path.is_file():
             continue
-        partial = path.with_name(f"{name}.partial.keras")  # Keras wants `.keras`
-        network.save(partial)
-        partial.replace(path)
+        rt.save_keras(network, path)  # through a partial file renamed into place
 
 
 def train_epoch(trainer, epoch, step, steps_per_epoch, stop):

@@ -90,7 +90,7 @@ PUBLIC = {
     "devices": ("existing_device", "mirrored_devices", "warn_if_float16_on_cpu"),
     "errors": ("UserError",),
     "evaluation": ("checked_test_data", "evaluate_test"),
-    "exports": ("export",),
+    "exports": ("export", "save_keras"),
     "files": (
         "decoded",
         "image_folder",
@@ -224,6 +224,7 @@ __all__ = [
     "require_version",
     "require_weights",
     "run",
+    "save_keras",
     "shuffle_buffer",
     "split_arrays",
     "split_files",
