@@ -77,10 +77,9 @@ def test_the_shipped_gan_trains_and_writes_both_networks_and_samples(tmp_path):
     [
         {},
         {"loss": "wasserstein", "gradient_penalty": 10.0, "discriminator_steps": 2},
-        {"loss": "hinge", "condition": "digit"},
-        {"streamed": True},
+        {"loss": "hinge", "condition": "digit", "streamed": True},
     ],
-    ids=["non_saturating", "wgan_gp", "hinge_conditional", "streamed"],
+    ids=["non_saturating", "wgan_gp", "hinge_conditional_streamed"],
 )
 def test_a_gan_killed_mid_epoch_resumes_bit_identically(tmp_path, algorithm):
     spec = gan_spec(**algorithm)
