@@ -15,12 +15,13 @@ pytestmark = pytest.mark.slow
 SCRIPT = ROOT / "generated" / "finetune.py"
 HEAD = slice(-2, None)  # the head's kernel and bias: the model's last weights; the backbone's are before
 BACKBONE = slice(None, -2)
+FEW = ("--max-examples", "96")  # 3 steps an epoch of the 315 training images: enough to move every weight
 
 
 def test_finetune_freezes_the_backbone_in_phase_one_and_resumes_exactly_in_phase_two(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)  # the spec's data path is relative to the project
     # One uninterrupted run: its weights at epoch 1's checkpoint are phase one's result.
-    start, expected, expected_history, _ = _harness(SCRIPT, tmp_path, "straight", record_saves=True)
+    start, expected, expected_history, _ = _harness(SCRIPT, tmp_path, "straight", *FEW, record_saves=True)
     after_one = saved_weights(tmp_path, "straight", 1)
     for a, b in zip(start[BACKBONE], after_one[BACKBONE], strict=True):
         np.testing.assert_array_equal(a, b)
@@ -32,10 +33,10 @@ def test_finetune_freezes_the_backbone_in_phase_one_and_resumes_exactly_in_phase
     assert [row["phase"] for row in expected_history] == [1, 2, 2]
     assert all(0.0 <= row["val_mean_recall"] <= 1.0 for row in expected_history)  # specs/shape_metrics.py's
 
-    killed = run("-c", KILL_AFTER_EPOCH, str(SCRIPT), "2", "--output-dir", str(tmp_path / "killed"))
+    killed = run("-c", KILL_AFTER_EPOCH, str(SCRIPT), "2", "--output-dir", str(tmp_path / "killed"), *FEW)
     assert killed.returncode == 9, killed.stderr[-3000:]
     assert [row["phase"] for row in read_history(tmp_path / "killed")] == [1, 2]
-    _, resumed, history, out = _harness(SCRIPT, tmp_path, "killed")
+    _, resumed, history, out = _harness(SCRIPT, tmp_path, "killed", *FEW)
     assert "Resuming from" in out
     for a, b in zip(expected, resumed, strict=True):
         np.testing.assert_array_equal(a, b)
