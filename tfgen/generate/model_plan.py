@@ -57,6 +57,21 @@ def model_view(spec: Spec, wiring: Wiring, outputs: list[OutputView], added_loss
         logged_apart=[] if len(outputs) > 1 else [(f"{name}_loss", name) for name in added_losses],
         loss_keys=[o.loss_key for o in outputs if len(outputs) > 1] + [f"{name}_loss" for name in added_losses],
         averaged_outputs=[output for output in outputs if output.mean_per_example],
+        layer_losses=may_add_losses(spec),
+    )
+
+
+ADDS_LOSSES = ("ActivityRegularization",)  # Keras layers that call add_loss
+
+
+def may_add_losses(spec: Spec) -> bool:
+    """Whether some layer may add a loss term (`add_loss`), which the script then logs by its
+    layer's name: the user's own layers, a builder's model, an activity regularizer."""
+    if spec.model.builder:
+        return True
+    return any(
+        ":" in item.type or item.type in ADDS_LOSSES or "activity_regularizer" in item.args
+        for item in model_layers(spec)
     )
 
 
