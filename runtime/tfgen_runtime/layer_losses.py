@@ -51,10 +51,9 @@ def layer_losses(model):
 
 def own_losses(model):
     """`(history name, the terms it added)` of each of the model's layers that added some."""
-    for layer in model._flatten_layers(include_self=True):
-        own = layer._get_own_losses()
-        if own:
-            yield f"{layer.name}{SUFFIX}", own
+    layers = model._flatten_layers(include_self=True)
+    pairs = [(f"{layer.name}{SUFFIX}", layer._get_own_losses()) for layer in layers]
+    return [(name, own) for name, own in pairs if own]
 
 
 def with_layer_losses(metrics, names):

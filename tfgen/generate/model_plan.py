@@ -7,7 +7,7 @@ from tfgen.generate.code import KEPT_OUTSIDE, keywords
 from tfgen.generate.views import BranchView, ModelView, OutputView
 from tfgen.generate.wiring import Wiring
 from tfgen.spec.models import Spec
-from tfgen.spec.support import model_layers
+from tfgen.spec.support import may_add_losses, model_layers
 
 
 def branch_views(wiring: Wiring) -> list[BranchView]:
@@ -58,20 +58,6 @@ def model_view(spec: Spec, wiring: Wiring, outputs: list[OutputView], added_loss
         loss_keys=[o.loss_key for o in outputs if len(outputs) > 1] + [f"{name}_loss" for name in added_losses],
         averaged_outputs=[output for output in outputs if output.mean_per_example],
         layer_losses=may_add_losses(spec),
-    )
-
-
-ADDS_LOSSES = ("ActivityRegularization",)  # Keras layers that call add_loss
-
-
-def may_add_losses(spec: Spec) -> bool:
-    """Whether some layer may add a loss term (`add_loss`), which the script then logs by its
-    layer's name: the user's own layers, a builder's model, an activity regularizer."""
-    if spec.model.builder:
-        return True
-    return any(
-        ":" in item.type or item.type in ADDS_LOSSES or "activity_regularizer" in item.args
-        for item in model_layers(spec)
     )
 
 
