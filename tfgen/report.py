@@ -43,20 +43,34 @@ def run(args: argparse.Namespace) -> int:
     if len(args.runs) > 1 and args.out is None:
         raise UsageError("several runs: give --out FOLDER for their report (each run keeps its own report.html)")
     try:
+        path = write_runs_report(args.runs, args.out)
+    except RuntimeMissing:
+        print(NEEDS_RUNTIME, file=sys.stderr)
+        return 2
+    print(f"wrote {shown_path(path)}")
+    return 0
+
+
+class RuntimeMissing(Exception):
+    """The training stack's runtime (which draws the report) is not installed."""
+
+
+def write_runs_report(folders: list[Path], out: Path | None) -> Path:
+    """Write report.html of the run folders (with what differs in their specs, for several)
+    into `out`; its path. UsageError (one line) for a folder that is not a run or a missing
+    matplotlib; RuntimeMissing without the runtime. `tfgen sweep` calls it for its top trials."""
+    try:
         from tfgen_runtime.errors import UserError
         from tfgen_runtime.run_report import write_report
     except ImportError:  # not installed (or another version, without the report)
-        print(NEEDS_RUNTIME, file=sys.stderr)
-        return 2
-    differences = spec_differences(args.runs) if len(args.runs) > 1 else None
+        raise RuntimeMissing(NEEDS_RUNTIME) from None
+    differences = spec_differences(folders) if len(folders) > 1 else None
     try:
-        path = write_report(args.runs, args.out, differences)
+        return write_report(folders, out, differences)
     except UserError as error:
         raise UsageError(str(error)) from None
     except ImportError as error:  # matplotlib
         raise UsageError(f"{error}: pip install matplotlib") from None
-    print(f"wrote {shown_path(path)}")
-    return 0
 
 
 def spec_differences(folders: list[Path]) -> dict:

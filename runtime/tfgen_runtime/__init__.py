@@ -42,6 +42,7 @@ no script reaches another); each module holds one concern:
 - `steps`: a custom step's context (`StepContext`) and its returned figures checked
 - `trainer`: the loops around a script's steps (`StandardTrainer`)
 - `model_checks`: weights to train, gradients that reach them, the regularization loss
+- `layer_losses`: the terms layers add (`add_loss`), each logged by its layer's name
 - `sharpness`: sharpness-aware minimisation's ascent, and the gradients at the worst weights
 - `phases`: training phases (frozen layers, a rate factor), each with its own traced step
 - `applications`: `keras.applications` backbones on the shape of their input
@@ -101,6 +102,7 @@ PUBLIC = {
     ),
     "held_out": ("held_out",),
     "imports": ("function",),
+    "layer_losses": ("layer_loss_names", "layer_losses", "with_layer_losses"),
     "model_checks": (
         "regularization_loss",
         "require_gradients",
@@ -204,6 +206,8 @@ __all__ = [
     "image_folder",
     "keyed_inputs",
     "label_ids",
+    "layer_loss_names",
+    "layer_losses",
     "listed",
     "load_tfds",
     "metric_values",
@@ -235,6 +239,7 @@ __all__ = [
     "vocabulary_sizes",
     "warn_if_float16_on_cpu",
     "weigh_losses",
+    "with_layer_losses",
     "with_sample_weights",
     "worst_weights",
     "write_confusion",

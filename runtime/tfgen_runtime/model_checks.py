@@ -32,7 +32,8 @@ def require_gradients(gradients, variables):
 
 
 def summed_losses(losses):
-    """The sum of a list of loss tensors (a model's regularization losses), 0.0 for none."""
+    """The sum of a list of loss tensors (a model's regularization losses), 0.0 for none; in
+    float32, as the loss is (a float16 layer's `add_loss` term is float16)."""
     if not losses:
         return tf.constant(0.0)
-    return tf.add_n(losses)
+    return tf.add_n([tf.cast(loss, tf.float32) for loss in losses])

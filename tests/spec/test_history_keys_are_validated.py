@@ -31,3 +31,14 @@ def test_the_largest_seed_passes_and_the_next_is_refused(tmp_path):
     result = _validate(tmp_path, base_spec(seed=2**32))
     assert result.returncode == 2 and "seed:" in result.stderr and result.stderr[-1] == "\n"
     assert "Traceback" not in result.stderr
+
+
+def test_monitoring_a_layers_added_loss_says_it_is_logged_but_not_monitored(tmp_path):
+    """A model whose layers may call add_loss logs `<layer>_loss` figures known only at run time."""
+    spec = base_spec(train={"epochs": 2, "early_stopping": {"monitor": "val_kl_loss"}})
+    spec["model"]["layers"].append({"type": "ActivityRegularization", "l2": 0.01, "name": "kl"})
+    result = _validate(tmp_path, spec)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "train.early_stopping.monitor: `val_kl_loss` is not a figure a tracker can follow" in result.stderr
+    assert "add_loss term (`<layer name>_loss`) is logged, but cannot be monitored yet" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

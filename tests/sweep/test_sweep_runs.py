@@ -15,7 +15,7 @@ from pathlib import Path
 import optuna
 import pytest
 import yaml
-from conftest import base_spec, read_history, snapshot, tfgen_here
+from conftest import base_spec, read_history, snapshot, tfgen_here, without_train_env
 
 from tfgen.sweep.study import with_driver
 
@@ -40,7 +40,8 @@ def write_spec(folder: Path, spec: dict) -> Path:
 
 def sweep(folder: Path, *args: str, **popen) -> subprocess.Popen:
     command = [sys.executable, "-m", "tfgen", "sweep", "small.yaml", *args]
-    return subprocess.Popen(command, cwd=folder, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    popen = {"env": ENV, **popen}
+    return subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
 
 def finished(process: subprocess.Popen, timeout: float = 600) -> str:
@@ -72,12 +73,13 @@ def assert_n_trials_once_each(folder: Path, storage: str, n: int) -> list[optuna
 
 @pytest.fixture(scope="module")
 def two_sqlite_workers(tmp_path_factory):
-    """Two workers on one SQLite study of 3 trials, then the summary (no trial left to run)."""
+    """Two workers on one SQLite study of 3 trials, then the summary (no trial left to run),
+    where matplotlib imports (tests/train_env blocks it elsewhere) to draw the report."""
     folder = tmp_path_factory.mktemp("sqlite_sweep")
     write_spec(folder, small_spec())
     workers = [sweep(folder, "--trials", "3", "--worker", *SPACE) for _ in range(2)]
     outputs = [finished(worker) for worker in workers]
-    summary = finished(sweep(folder, "--trials", "3", *SPACE))
+    summary = finished(sweep(folder, "--trials", "3", *SPACE, env=without_train_env(ENV)))
     return folder, outputs, summary
 
 
@@ -112,6 +114,21 @@ def test_best_yaml_reproduces_the_best_trial(two_sqlite_workers):
     assert spec["optimizer"]["learning_rate"] == best.params["optimizer.learning_rate"]
     assert spec["model"]["layers"][0]["units"] == best.params["model.layers.0.units"]
     assert "sweep" not in spec
+
+
+def test_the_sweep_ends_with_a_report_of_its_top_trials(two_sqlite_workers):
+    """report.html beside best.yaml: `tfgen report` of the best completed trials, best first."""
+    folder, _, summary = two_sqlite_workers
+    trials = trials_of(f"sqlite:///{folder / 'sweeps' / 'small' / 'study.db'}")
+    ranked = sorted((t for t in trials if t.value is not None), key=lambda t: t.value)
+    top = [t.user_attrs["tfgen_folder"] for t in ranked[:3]]
+    assert f"report of the top 3 trial(s) ({', '.join(top)}): sweeps/small/report.html" in summary
+    page = (folder / "sweeps" / "small" / "report.html").read_text()
+    places = [page.index(f"sweeps/small/{name}/run") for name in top]
+    assert places == sorted(places)  # the runs in the order of their figures
+    assert "optimizer.learning_rate" in page  # the table of what differs in their specs
+    images = re.findall(r'src="([^"]+\.png)"', page)
+    assert images and all((folder / "sweeps" / "small" / image).stat().st_size > 0 for image in images)
 
 
 def wait_for(condition, timeout: float = 300, process: subprocess.Popen | None = None) -> None:

@@ -7,7 +7,7 @@ from tfgen.generate.code import KEPT_OUTSIDE, keywords
 from tfgen.generate.views import BranchView, ModelView, OutputView
 from tfgen.generate.wiring import Wiring
 from tfgen.spec.models import Spec
-from tfgen.spec.support import model_layers
+from tfgen.spec.support import may_add_losses, model_layers
 
 
 def branch_views(wiring: Wiring) -> list[BranchView]:
@@ -57,6 +57,7 @@ def model_view(spec: Spec, wiring: Wiring, outputs: list[OutputView], added_loss
         logged_apart=[] if len(outputs) > 1 else [(f"{name}_loss", name) for name in added_losses],
         loss_keys=[o.loss_key for o in outputs if len(outputs) > 1] + [f"{name}_loss" for name in added_losses],
         averaged_outputs=[output for output in outputs if output.mean_per_example],
+        layer_losses=may_add_losses(spec),
     )
 
 

@@ -247,6 +247,8 @@ class ModelView:
     loss_keys: list[str]
     logged_apart: list[tuple[str, str]]
     averaged_outputs: list[OutputView]  # outputs whose losses are averaged over more than the last axis
+    # Some layer may add a loss term (add_loss): the script finds which and logs each by its layer's name.
+    layer_losses: bool
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from tfgen.spec.support import (
     JIT_STRATEGIES,
     VOCABULARY_ADAPTED,
     in_memory_blocker,
+    may_add_losses,
     string_inputs,
     xla_lookups,
 )
@@ -295,6 +296,12 @@ def _monitor(spec: Spec, doc: Located, loc: Loc, monitor: str) -> Iterator[SpecI
     keys = history_keys(spec)
     if monitor.startswith("val_") and not has_validation(spec):
         yield doc.issue(loc, f"`{monitor}` needs validation data: add `data.validation` or `data.validation_split`")
+    elif monitor not in keys and monitor.endswith("_loss") and may_add_losses(spec):
+        yield doc.issue(
+            loc,
+            f"`{monitor}` is not a figure a tracker can follow (those are: {', '.join(keys)}); a layer's "
+            "add_loss term (`<layer name>_loss`) is logged, but cannot be monitored yet",
+        )
     elif monitor not in keys:
         yield doc.issue(
             loc,

@@ -69,6 +69,22 @@ def model_layers(spec: Spec) -> list:
     return list(walk(branches + list(spec.model.layers) + heads))
 
 
+ADDS_LOSSES = ("ActivityRegularization",)  # Keras layers that call add_loss
+
+
+def may_add_losses(spec: Spec) -> bool:
+    """Whether some layer may add a loss term (`add_loss`), which the script then logs by its
+    layer's name: the user's own layers, a builder's model, an activity regularizer."""
+    if spec.model is None:  # networks: the algorithm's step logs what it returns
+        return False
+    if spec.model.builder:
+        return True
+    return any(
+        ":" in item.type or item.type in ADDS_LOSSES or "activity_regularizer" in item.args
+        for item in model_layers(spec)
+    )
+
+
 def layer_types(spec: Spec) -> list[str]:
     return [item.type for item in model_layers(spec)]
 

@@ -2,7 +2,7 @@
 
 Each worker (this command, on one machine or many sharing `--storage`) takes trials until the
 study holds `--trials` of them, runs each as an ordinary tfgen run, then, unless `--worker`,
-prints the table of trials and writes trials.csv and best.yaml.
+prints the table of trials and writes trials.csv, best.yaml and report.html (the top trials').
 """
 
 from __future__ import annotations
@@ -34,7 +34,9 @@ def add_parser(commands) -> None:
     sweep.add_argument(
         "--storage", help="the study's database URL, e.g. postgresql://user@host/db (default: sqlite <dir>/study.db)"
     )
-    sweep.add_argument("--worker", action="store_true", help="run trials only: no table, trials.csv or best.yaml")
+    sweep.add_argument(
+        "--worker", action="store_true", help="run trials only: no table, trials.csv, best.yaml or report.html"
+    )
     sweep.add_argument("--trust", action="store_true", help="passed on to each trial's script (see build --help)")
     sweep.add_argument(
         "--set",

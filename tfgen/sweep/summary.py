@@ -1,5 +1,6 @@
-"""The end of a sweep: its trials as a table (printed and `trials.csv`) and `best.yaml`, the
-spec with the best trial's values set (the same bytes as that trial's spec but the header)."""
+"""The end of a sweep: its trials as a table (printed and `trials.csv`), `best.yaml`, the
+spec with the best trial's values set (the same bytes as that trial's spec but the header), and
+`report.html`, `tfgen report` of the best completed trials' runs."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ from pathlib import Path
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
+from tfgen.errors import UsageError
 from tfgen.generate.build import write_files
 from tfgen.paths import shown_path
 from tfgen.sweep import study as shared
 from tfgen.sweep.settings import Settings, trial_text
-from tfgen.sweep.trials import best
+from tfgen.sweep.trials import RUN_FOLDER, best
+
+TOP_TRIALS = 3  # the completed trials in the sweep's report.html
 
 
 def rows(settings: Settings, study: optuna.Study) -> list[dict]:
@@ -64,7 +68,23 @@ def write_summary(settings: Settings, study: optuna.Study, sweep_dir: Path) -> s
             f"\nbest: {folder} ({settings.monitor} {winner.value:.6g}); its spec: {shown_path(sweep_dir / 'best.yaml')}"
         )
     write_files(files)
+    if completed:
+        shown += "\n" + write_top_report(settings, completed, sweep_dir)
     return shown + "\n"
+
+
+def write_top_report(settings: Settings, completed: list[FrozenTrial], sweep_dir: Path) -> str:
+    """Write `tfgen report` of the best TOP_TRIALS completed trials' runs (best first) into the
+    sweep folder; the line that says where, or why not (the table and best.yaml stand)."""
+    from tfgen.report import RuntimeMissing, write_runs_report
+
+    ranked = sorted(completed, key=lambda trial: trial.value, reverse=settings.mode == "max")[:TOP_TRIALS]
+    folders = [trial.user_attrs[shared.FOLDER] for trial in ranked]
+    try:
+        path = write_runs_report([sweep_dir / folder / RUN_FOLDER for folder in folders], sweep_dir)
+    except (UsageError, RuntimeMissing) as error:
+        return f"no report of the top trials: {error}"
+    return f"report of the top {len(folders)} trial(s) ({', '.join(folders)}): {shown_path(path)}"
 
 
 def format_table(table: list[dict]) -> str:

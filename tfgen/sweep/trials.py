@@ -30,6 +30,7 @@ from tfgen.sweep.settings import Settings, trial_text
 POLL_SECONDS = 0.2
 CHILD = "tfgen_child"  # host:pid of the trial's script
 PR_SET_PDEATHSIG = 1
+RUN_FOLDER = "run"  # the trial's run folder, inside its trial_NNNN folder
 
 
 @dataclass
@@ -55,7 +56,7 @@ def run_trial(settings: Settings, sweep_dir: Path, study: optuna.Study, trial: o
     process = start(script, folder, trust)
     trial.set_user_attr(CHILD, f"{shared.worker_id().rpartition(':')[0]}:{process.pid}")
     try:
-        outcome = watch(settings, study, trial, process, folder / "run" / "history.jsonl")
+        outcome = watch(settings, study, trial, process, folder / RUN_FOLDER / "history.jsonl")
     except UsageError:
         trial.set_user_attr(shared.EXIT, process.returncode)
         study.tell(trial, state=optuna.trial.TrialState.FAIL)
@@ -81,7 +82,7 @@ def build_trial(settings: Settings, folder: Path, values: dict) -> Path:
 
 def start(script: Path, folder: Path, trust: bool) -> subprocess.Popen:
     """The trial's script, its output in output.log (appended on a retry), SIGTERM when we die."""
-    command = [sys.executable, str(script), "--output-dir", str(folder / "run"), *(["--trust"] if trust else [])]
+    command = [sys.executable, str(script), "--output-dir", str(folder / RUN_FOLDER), *(["--trust"] if trust else [])]
     log = open(folder / "output.log", "ab")  # noqa: SIM115 (the child holds it; closed below)
     try:
         return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)  # noqa: PLW1509 (no threads here)
