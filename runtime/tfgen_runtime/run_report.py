@@ -121,12 +121,14 @@ def best(values, name):
 
 
 def labels(folders):
-    """Each run's label: its folder's name, or the path as given when names repeat."""
-    names = [Path(folder).resolve().name for folder in folders]
-    return [
-        name if names.count(name) == 1 else str(folder)
-        for name, folder in zip(names, folders, strict=True)
-    ]
+    """Each run's label: its folder's name, or where names repeat the fewest trailing parts
+    of its path that tell the runs apart (`trial_0001/run`, not the whole path)."""
+    paths = [Path(folder).resolve().parts for folder in folders]
+    for depth in range(1, max(map(len, paths)) + 1):
+        tails = ["/".join(parts[-depth:]) for parts in paths]
+        if len(set(tails)) == len(tails):
+            return tails
+    return [str(folder) for folder in folders]
 
 
 def write_report(folders, out=None, differences=None):

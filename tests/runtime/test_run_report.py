@@ -164,6 +164,14 @@ def test_confusion_counts_equal_sklearns_for_ids_one_hot_labels_and_one_unit_out
         assert (confusion.confusion_counts(*pair, 2) == expected).all()
 
 
+def test_runs_whose_folders_share_a_name_are_labelled_by_the_parts_of_their_paths_that_differ(tmp_path):
+    labels = load_runtime().run_report.labels
+    assert labels([tmp_path / "a", tmp_path / "b"]) == ["a", "b"]
+    sweep = [tmp_path / "sweep" / f"trial_000{i}" / "run" for i in (1, 0)]
+    assert labels(sweep) == ["trial_0001/run", "trial_0000/run"]  # a sweep's trials
+    assert labels([tmp_path / "x" / "seed" / "run", tmp_path / "y" / "seed" / "run"]) == ["x/seed/run", "y/seed/run"]
+
+
 @pytest.mark.slow
 def test_two_runs_are_overlaid_with_the_spec_key_that_differs_and_their_best_figures(tmp_path):
     (tmp_path / "pyproject.toml").write_text("")  # the project the specs' paths are relative to

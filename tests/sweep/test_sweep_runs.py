@@ -124,7 +124,7 @@ def test_the_sweep_ends_with_a_report_of_its_top_trials(two_sqlite_workers):
     top = [t.user_attrs["tfgen_folder"] for t in ranked[:3]]
     assert f"report of the top 3 trial(s) ({', '.join(top)}): sweeps/small/report.html" in summary
     page = (folder / "sweeps" / "small" / "report.html").read_text()
-    places = [page.index(f"sweeps/small/{name}/run") for name in top]
+    places = [page.index(f"{name}/run") for name in top]  # labelled by the parts that differ
     assert places == sorted(places)  # the runs in the order of their figures
     assert "optimizer.learning_rate" in page  # the table of what differs in their specs
     images = re.findall(r'src="([^"]+\.png)"', page)
