@@ -16,7 +16,7 @@ ALLOWED = {
     "cluster": {"spec", "sweep"},  # a spec is loaded by spec/load.py, never by the generator
     "report": {"spec"},  # tfgen report: run folders drawn by the runtime, their specs read by spec/
     "generate": {"spec"},
-    "sweep": {"generate", "spec"},  # a trial is a spec built by the generator
+    "sweep": {"generate", "report", "spec"},  # a trial is a spec built by the generator; the top trials reported
     "spec": {"lint"},  # a custom step's module is linted when the spec is validated (lint reads code only)
     "lint": set(),
     **{leaf: set() for leaf in LEAVES},
