@@ -65,7 +65,7 @@ def history_keys(spec: Spec) -> list[str]:
 
 
 def _sections(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    """`model` and `optimizer`; not `networks`, `optimizers` or `losses`."""
+    """`model` and `optimizer`; not `networks` or `optimizers`."""
     for single, several in (("model", "networks"), ("optimizer", "optimizers")):
         if several in doc.data:
             yield doc.issue(
@@ -75,12 +75,12 @@ def _sections(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
             )
         elif single not in doc.data:
             yield doc.issue((single,), f"missing required field `{single}` (the `contrastive` algorithm)", key=True)
-    if spec.losses:
-        yield doc.issue(("losses",), "the `contrastive` algorithm makes its own loss: remove `losses`", key=True)
 
 
 def _encoder(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    """The model is plain, with one output: the representation."""
+    """The model is plain, with one output: the representation; no `losses` for it."""
+    if spec.losses:
+        yield doc.issue(("losses",), "the `contrastive` algorithm makes its own loss: remove `losses`", key=True)
     if spec.model.builder or spec.model.branches:
         field = "builder" if spec.model.builder else "branches"
         yield doc.issue(("model", field), f"`{field}` is not supported in a `contrastive` encoder yet")
