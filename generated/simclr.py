@@ -121,7 +121,11 @@ def build_model():
 
 def build_head(name, layers, shape):
     """A head on inputs of `shape` (trained with the encoder, checkpointed, not exported)."""
-    return keras.Sequential([keras.Input(shape), *layers], name=name)
+    inputs = keras.Input(shape)
+    x = inputs
+    for layer in layers:
+        x = layer(x)
+    return keras.Model(inputs=inputs, outputs=x, name=name)
 
 
 def build_projection(shape):
