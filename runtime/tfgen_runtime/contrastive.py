@@ -62,12 +62,14 @@ def nt_xent(first, second, temperature):
         similar candidate is its positive (`contrastive_accuracy`), else 0.0 (halves).
     """
     context = tf.distribute.get_replica_context()
-    a, b = (unit_rows(z) for z in (first, second))
+    a = unit_rows(first)
+    b = unit_rows(second)
     everyone = tf.concat([context.all_gather(a, 0), context.all_gather(b, 0)], axis=0)
     n = tf.shape(a)[0]
     total = tf.shape(everyone)[0] // 2  # the global batch
     mine = tf.cast(context.replica_id_in_sync_group, tf.int32) * n + tf.range(n)
-    losses, hits = [], []
+    losses = []
+    hits = []
     for anchors, own, positive in ((a, mine, mine + total), (b, mine + total, mine)):
         logits = tf.matmul(anchors, everyone, transpose_b=True) / temperature
         logits -= tf.one_hot(
@@ -128,7 +130,8 @@ def linear_probe(encoder, train, validation, target, classes):
 
 def representations(encoder, data, target):
     """`(representations [n, d] float64, labels [n] int)` of the examples of `data`."""
-    parts, labels = [], []
+    parts = []
+    labels = []
     for features, targets in as_dataset(data).batch(PROBE_BATCH):
         outputs = encoder(features, training=False)
         z = next(iter(outputs.values())) if isinstance(outputs, dict) else outputs
