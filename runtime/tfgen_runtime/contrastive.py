@@ -89,7 +89,8 @@ def simsiam_loss(first, second):
     """SimSiam's symmetric loss per example, of `first = (p1, z1)` and `second = (p2, z2)`
     (predictions and projections): `D(p1, stop(z2)) / 2 + D(p2, stop(z1)) / 2`, with D the
     negative cosine similarity. Per example, so no replica needs another's rows."""
-    (p1, z1), (p2, z2) = first, second
+    p1, z1 = first
+    p2, z2 = second
     return (
         negative_cosine(p1, tf.stop_gradient(z2)) / 2.0
         + negative_cosine(p2, tf.stop_gradient(z1)) / 2.0
@@ -121,7 +122,8 @@ def linear_probe(encoder, train, validation, target, classes):
         classes: its number of classes.
     """
     x, y = representations(encoder, train, target)
-    mean, deviation = x.mean(axis=0), x.std(axis=0) + 1e-8
+    mean = x.mean(axis=0)
+    deviation = x.std(axis=0) + 1e-8
     weights = ridge_fit(with_bias((x - mean) / deviation), np.eye(classes)[y])
     x, y = representations(encoder, validation, target)
     scores = with_bias((x - mean) / deviation) @ weights
