@@ -81,12 +81,17 @@ def test_the_shipped_simclr_trains_and_exports_the_encoder_alone(tmp_path):
 
 @pytest.mark.parametrize("method", ["simclr", "simsiam"])
 def test_a_contrastive_run_killed_mid_epoch_resumes_bit_identically(tmp_path, method):
+    """simsiam also stops early: on `loss` maximised with no patience, after epoch 2 of 3,
+    exporting epoch 1's encoder (restore_best_weights), the same after a resume."""
     spec = simclr_spec(method=method)
+    args = ["--epochs", "2"]
     if method == "simsiam":
         spec["algorithm"]["predictor"] = [{"type": "Dense", "units": 32}]
         del spec["algorithm"]["temperature"]
+        spec["train"]["early_stopping"] = {"monitor": "loss", "mode": "max", "patience": 0}
+        spec["train"]["early_stopping"]["restore_best_weights"] = True
+        args = ["--epochs", "3"]
     script = contrastive_build(tmp_path, spec, method)
-    args = ["--epochs", "2"]
     whole = run(script, tmp_path / "whole", "--networks", "model", args=args)
     assert whole.returncode == 0, whole.stderr
     killed = run(
@@ -105,7 +110,9 @@ def test_a_contrastive_run_killed_mid_epoch_resumes_bit_identically(tmp_path, me
     assert at and int(at[1]) > 0, resumed.stdout  # mid-epoch
     rows = losses(read_history(tmp_path / "whole"))
     assert losses(read_history(tmp_path / "resumed")) == rows
-    assert rows[0]["loss"] != rows[1]["loss"]
+    assert [row["epoch"] for row in rows] == [1, 2] and rows[0]["loss"] != rows[1]["loss"]
+    if method == "simsiam":
+        assert "Early stopping: loss did not improve" in whole.stdout, whole.stdout
     for mine, theirs in zip(weights(tmp_path / "whole"), weights(tmp_path / "resumed"), strict=True):
         np.testing.assert_array_equal(mine, theirs)
 
