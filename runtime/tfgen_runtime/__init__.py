@@ -13,6 +13,8 @@ no script reaches another); each module holds one concern:
 - `caches`: one dataset per source for every epoch (`cache_files`: `cache:`, a cache
   file kept only for the data it was made of)
 - `augmentation`: random augmentation in tf.data, its draws keyed by (seed, epoch, batch)
+- `contrastive`: two views of each example, NT-Xent over the global batch, SimSiam's loss,
+  the linear probe
 - `data`: the declared fields, sources checked against them, synthetic data, splits
 - `strings`: string inputs, string labels mapped to their class ids, random strings
 - `class_weights`: class and example weights, found once and applied to the losses
@@ -77,6 +79,7 @@ PUBLIC = {
     ),
     "cli": ("parse_args", "positive", "run"),
     "confusion": ("confusion_counts", "write_confusion"),
+    "contrastive": ("linear_probe", "nt_xent", "simsiam_loss", "two_views"),
     "csv_files": ("CsvStream", "read_csv"),
     "custom": ("keyed_inputs", "own_object", "per_example_loss"),
     "data": (
@@ -208,11 +211,13 @@ __all__ = [
     "label_ids",
     "layer_loss_names",
     "layer_losses",
+    "linear_probe",
     "listed",
     "load_tfds",
     "metric_values",
     "mirrored_devices",
     "named_examples",
+    "nt_xent",
     "open_npz",
     "own_object",
     "parse_args",
@@ -230,11 +235,13 @@ __all__ = [
     "run",
     "save_keras",
     "shuffle_buffer",
+    "simsiam_loss",
     "split_arrays",
     "split_files",
     "summed_losses",
     "synthetic_arrays",
     "text_folder",
+    "two_views",
     "variable_path",
     "vocabulary_sizes",
     "warn_if_float16_on_cpu",

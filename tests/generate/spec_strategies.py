@@ -795,3 +795,85 @@ def gan_specs(draw) -> dict:
         if draw(st.booleans()):
             spec[key] = draw(st.sampled_from(options))
     return spec
+
+
+# --- the contrastive algorithm ----------------------------------------------------------------
+
+IMAGE_VIEWS = [
+    {"type": "RandomFlip"},
+    {"type": "RandomTranslation", "height_factor": 0.1, "width_factor": 0.1},
+    {"type": "RandomRotation", "factor": 0.1},
+    {"type": "RandomZoom", "height_factor": 0.1},
+    {"type": "GaussianNoise", "stddev": 0.1},
+]
+VECTOR_VIEWS = [{"type": "GaussianNoise", "stddev": 0.1}, {"type": "GaussianDropout", "rate": 0.1}]
+
+
+@st.composite
+def contrastive_specs(draw) -> dict:
+    """A valid `algorithm: {type: contrastive}` spec: an image or vector encoder, drawn views,
+    simclr or simsiam, with or without a probe (and then validation and early stopping on a
+    logged figure), replicas and saves."""
+    image = draw(st.booleans())
+    shape = [8, 8, 1] if image else [6]
+    method = draw(st.sampled_from(["simclr", "simsiam"]))
+    width = draw(st.sampled_from([4, 8]))
+    algorithm: dict[str, Any] = {
+        "type": "contrastive",
+        "method": method,
+        "views": draw(st.lists(st.sampled_from(IMAGE_VIEWS if image else VECTOR_VIEWS), min_size=1, max_size=3)),
+        "projection": [{"type": "Dense", "units": 8, "activation": "relu"}, {"type": "Dense", "units": width}][
+            draw(st.sampled_from([0, 1])) :
+        ],
+    }
+    if method == "simsiam":
+        algorithm["predictor"] = [{"type": "Dense", "units": width}]
+    elif draw(st.booleans()):
+        algorithm["temperature"] = draw(st.sampled_from([0.1, 0.5]))
+    layers = [{"type": "Flatten"}] if image else []
+    layers += draw(st.lists(st.sampled_from(GAN_HIDDEN), max_size=2))
+    spec: dict[str, Any] = {
+        "name": "drawn_contrastive",
+        "seed": draw(st.integers(0, 2**32 - 1)),
+        "data": {
+            "train": {"source": {"type": "synthetic", "examples": 64}, "batch_size": draw(st.sampled_from([4, 8]))}
+        },
+        "algorithm": algorithm,
+        "model": {
+            "inputs": {"x": {"shape": shape}},
+            "layers": layers,
+            "outputs": {"representation": [{"type": "Dense", "units": 8}]},
+        },
+        "optimizer": draw(st.sampled_from(["Adam", "SGD", {"type": "RMSprop", "learning_rate": 0.001}])),
+        "targets": {"label": {"shape": [], "dtype": "int32", "classes": 3}},
+        "train": {"epochs": 2} | draw(st.sampled_from([{}, {"steps_per_execution": 1}, {"steps_per_execution": 3}])),
+    }
+    if draw(st.booleans()):
+        algorithm["probe"] = "label"
+        spec["data"]["validation_split"] = 0.25
+    logged = [
+        "loss",
+        *(["contrastive_accuracy"] if method == "simclr" else []),
+        *(["probe_accuracy"] if "probe" in algorithm else []),
+    ]
+    if draw(st.booleans()):
+        stopping = {"monitor": draw(st.sampled_from(logged)), "patience": 1}
+        if draw(st.booleans()):
+            stopping["restore_best_weights"] = True
+        spec["train"]["early_stopping"] = stopping
+    for key, options in (
+        ("strategy", [{"type": "mirrored", "cpu_replicas": 2}, {"type": "one_device", "device": "/cpu:0"}]),
+        (
+            "checkpoint",
+            [
+                {"every_steps": 3, "keep": 2},
+                {"every_epochs": 2},
+                {"resume": "never"},
+                {"export": ["keras", "saved_model"]},
+            ],
+        ),
+        ("deterministic", [True]),
+    ):
+        if draw(st.booleans()):
+            spec[key] = draw(st.sampled_from(options))
+    return spec

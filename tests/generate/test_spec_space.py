@@ -16,7 +16,15 @@ import pytest
 import yaml
 from conftest import ROOT, tfgen_here
 from hypothesis import HealthCheck, given, note, reject, seed, settings
-from spec_strategies import AUGMENTED_SOURCES, BUILDER_MODULE, BUILDER_SOURCE, gan_specs, specs, trainable
+from spec_strategies import (
+    AUGMENTED_SOURCES,
+    BUILDER_MODULE,
+    BUILDER_SOURCE,
+    contrastive_specs,
+    gan_specs,
+    specs,
+    trainable,
+)
 
 from tfgen.cli import main
 from tfgen.errors import SpecError
@@ -35,6 +43,8 @@ DRAWS = int(os.environ.get("TFGEN_SPEC_DRAWS", "12"))
 SLOW_DRAWS = 60
 GAN_DRAWS = 6  # the gan algorithm's fast tier
 GAN_SMOKE_SAMPLE = 4
+CONTRASTIVE_DRAWS = 6  # the contrastive algorithm's fast tier
+CONTRASTIVE_SMOKE_SAMPLE = 2
 SLOW_SEED = 20261214  # 20261205 until the distillation draws; the first seed after it covering COVERED
 # Draws the validator may refuse (the strategy means to draw valid specs only): at most this share.
 MAX_REJECTED = 0.10
@@ -181,6 +191,32 @@ def test_a_sample_of_drawn_gan_specs_trains_and_resumes(tmp_path):
     paths = []
     for number, spec in enumerate(found[4::5][:GAN_SMOKE_SAMPLE]):
         paths.append(tmp_path / f"drawn_gan_{number}.yaml")
+        paths[-1].write_text(as_yaml(spec))
+    result = smoke(paths, tmp_path)
+    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n" + "\n".join(p.read_text() for p in paths)
+
+
+def test_every_drawn_contrastive_spec_builds_a_clean_script(tmp_path_factory):
+    """As above, over the contrastive algorithm's space (methods, views, heads, probe, early
+    stopping, replicas, saves)."""
+    drawn = contrastive_specs()
+    build_drawn_specs(tmp_path_factory.mktemp("contrastive"), CONTRASTIVE_DRAWS, rebuild=False, drawn=drawn)
+
+
+@pytest.mark.slow
+def test_a_sample_of_drawn_contrastive_specs_trains_and_resumes(tmp_path):
+    """`tfgen smoke` (one epoch, then a resume to the second) on contrastive draws, --synthetic."""
+    found: list[dict] = []
+
+    @settings(max_examples=CONTRASTIVE_SMOKE_SAMPLE * 5, deadline=None, derandomize=True, database=None)
+    @given(spec=contrastive_specs())
+    def collect(spec: dict) -> None:
+        found.append(spec)
+
+    collect()
+    paths = []
+    for number, spec in enumerate(found[4::5][:CONTRASTIVE_SMOKE_SAMPLE]):
+        paths.append(tmp_path / f"drawn_contrastive_{number}.yaml")
         paths[-1].write_text(as_yaml(spec))
     result = smoke(paths, tmp_path)
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n" + "\n".join(p.read_text() for p in paths)

@@ -28,7 +28,8 @@ ROOT_TEMPLATES = {
     "starter.yaml.jinja",
     "algorithms/gan.py.jinja",
     "algorithms/custom.py.jinja",
-}  # gan, custom: scripts of their own
+    "algorithms/contrastive.py.jinja",
+}  # gan, custom, contrastive: scripts of their own
 JINJA_TAG = re.compile(r"{%-?(.*?)-?%}|{{-?(.*?)-?}}", re.DOTALL)
 # Ways a template could decide on a view field's text, where a typo renders False silently.
 STRING_DECISIONS = {

@@ -25,6 +25,7 @@ TEMPLATES = sorted(templates_dir().rglob("*.jinja")) + sorted(sources_dir().glob
 ALGORITHM_ROOTS = {
     "gan.py.jinja": {"g", "nets"},
     "custom.py.jinja": {"c", "nets"},
+    "contrastive.py.jinja": {"k", "nets"},
     "_networks.py.jinja": {"nets"},
     "_metrics.py.jinja": {"nets"},
     "_epochs.py.jinja": {"nets"},

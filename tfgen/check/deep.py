@@ -74,7 +74,11 @@ def deep_validate(doc: Located, spec: Spec, spec_dir: Path, trust: bool = False)
         keras.backend.clear_session(free_memory=False)  # names restart per spec (no slow gc pass)
         policy = keras.mixed_precision.global_policy()
         try:
-            if spec.networks is None:
+            if spec.algorithm.type == "contrastive":
+                from tfgen.check.deep_contrastive import deep_contrastive
+
+                checker.issues, summary = deep_contrastive(keras, doc, spec, spec_dir, trust)
+            elif spec.networks is None:
                 summary = checker.run()
             else:  # an algorithm of several networks: each built on its own
                 from tfgen.check.deep_networks import deep_networks

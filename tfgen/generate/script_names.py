@@ -117,6 +117,14 @@ SCRIPT_NAMES = frozenset(
         "STEP",
         "LOGS",
         "CLIPPING",
+        # the contrastive algorithm's (templates/algorithms/contrastive.py.jinja)
+        "PROBE",
+        "PROBE_CLASSES",
+        "build_views",
+        "view_pipeline",
+        "build_head",
+        "build_projection",
+        "build_predictor",
     ]
 )
 # and the names of the test data's, the user's losses', the phases' and the algorithms' code

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tfgen.errors import SpecIssue
+from tfgen.spec.contrastive_rules import contrastive_issues
 from tfgen.spec.custom_step_rules import custom_issues
 from tfgen.spec.gan_rules import gan_issues
 from tfgen.spec.loader import Located
@@ -77,6 +78,7 @@ ALGORITHM_RULES: dict[str, Any] = {
     "gan": _gan,
     "distillation": supervised_issues,
     "custom": _custom,
+    "contrastive": contrastive_issues,
 }
 
 

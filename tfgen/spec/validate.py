@@ -32,6 +32,9 @@ KERAS_PLACES = (
     (("networks", "*", "layers", "*"), "layers"),
     (("networks", "*", "outputs", "*", "*"), "layers"),
     (("optimizers", "*"), "optimizers"),
+    (("algorithm", "views", "*"), "layers"),
+    (("algorithm", "projection", "*"), "layers"),
+    (("algorithm", "predictor", "*"), "layers"),
 )
 # Keys of a Keras object that tfgen reads itself (not constructor arguments), per kind.
 RESERVED_KEYS = {"losses": LossSpec.reserved, "layers": LayerSpec.reserved}

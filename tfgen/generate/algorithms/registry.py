@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tfgen.generate.algorithms import custom, gan, supervised
+from tfgen.generate.algorithms import contrastive, custom, gan, supervised
 from tfgen.spec.models import Spec
 
 # algorithm type -> plan(spec, **make_view's keywords) -> (template name, {name: view})
@@ -15,6 +15,7 @@ PLANS: dict[str, Callable[..., tuple[str, dict[str, Any]]]] = {
     "gan": gan.plan,
     "distillation": supervised.plan,  # the supervised script, with the teacher's parts (algorithms/distillation.py)
     "custom": custom.plan,
+    "contrastive": contrastive.plan,
 }
 
 

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Discriminator, Field, PositiveFloat, PositiveInt, field_validator
 
-from tfgen.spec.models.base import DottedRef, Identifier, StrictModel
+from tfgen.spec.models.base import DottedRef, Identifier, LayerSpec, StrictModel
 
 
 class Supervised(StrictModel):
@@ -101,5 +101,45 @@ class Custom(StrictModel):
         return logs
 
 
-ALGORITHM_TYPES = (Supervised, Gan, Distillation, Custom)
-Algorithm = Annotated[Supervised | Gan | Distillation | Custom, Discriminator("type")]
+class Contrastive(StrictModel):
+    """Self-supervised: the model (the encoder) learns from two random views of each example
+    (SimCLR's NT-Xent over the global batch, or SimSiam); no targets; the encoder alone is exported."""
+
+    type: Literal["contrastive"] = Field(
+        description="self-supervised contrastive learning (docs/algorithms.md#contrastive)", examples=["contrastive"]
+    )
+    method: Literal["simclr", "simsiam"] = Field(
+        "simclr",
+        description="`simclr`: NT-Xent, each example's negatives the other views of the global batch; "
+        "`simsiam`: the symmetric negative cosine of a predictor against the stopped projection",
+        examples=["simsiam"],
+    )
+    views: list[LayerSpec] = Field(
+        min_length=1,
+        description="Keras random layers (each takes a `seed`: RandomFlip, RandomTranslation, GaussianNoise, ...) "
+        "applied twice to every training example, independently: its two views",
+        examples=[[{"type": "RandomFlip"}, {"type": "RandomTranslation", "height_factor": 0.1, "width_factor": 0.1}]],
+    )
+    projection: list[LayerSpec] = Field(
+        min_length=1,
+        description="the projection head's layers, on the encoder's output; trained with it, not exported",
+        examples=[[{"type": "Dense", "units": 64, "activation": "relu"}, {"type": "Dense", "units": 32}]],
+    )
+    predictor: list[LayerSpec] | None = Field(
+        None,
+        description="simsiam only: the predictor's layers, on the projection (its output as wide as the projection's)",
+        examples=[[{"type": "Dense", "units": 32}]],
+    )
+    temperature: PositiveFloat = Field(
+        0.1, description="simclr: the softmax temperature of the cosine similarities", examples=[0.1]
+    )
+    probe: Identifier | None = Field(
+        None,
+        description="a class target: after each epoch a linear classifier of the frozen representations, fitted on "
+        "the training split, is scored on the validation data (`probe_accuracy`)",
+        examples=["digit"],
+    )
+
+
+ALGORITHM_TYPES = (Supervised, Gan, Distillation, Custom, Contrastive)
+Algorithm = Annotated[Supervised | Gan | Distillation | Custom | Contrastive, Discriminator("type")]
