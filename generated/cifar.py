@@ -8,7 +8,6 @@ Optimizer: SGD.
 `python cifar.py --help` lists the options; a rerun resumes (tfgen_runtime: shared code).
 """
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,19 +23,23 @@ except ModuleNotFoundError:
     sys.exit(2)
 require_version("0.4.0", Path(__file__).name)
 
-# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tfgen_runtime as rt
+
+OUTPUT_DIR = "runs/cifar"
+EPOCHS = 20
+# The options first: `--help` and a wrong option answer before TensorFlow is imported.
+if __name__ == "__main__":
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR)
+# TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
+rt.import_tensorflow()
 
 import keras
 import tensorflow as tf
-import tfgen_runtime as rt
 
 SPEC_SHA256 = "ac54d7b50d1dc962ef76b79af9a40a78c7023ea8291f81f09cfb31479be2ed7b"
 STATE_SHA256 = "fda7cb0772c39e2466f0b5117c865a38763fbcab482da22ce3e9f4f5a8eb6a81"  # less what a resume may change
 MADE_BY = {"spec": "specs/cifar.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 0
-OUTPUT_DIR = "runs/cifar"
-EPOCHS = 20
 GLOBAL_BATCH_SIZE = 128
 VALIDATION_BATCH_SIZE = 256
 SHUFFLE_BUFFER = 10000

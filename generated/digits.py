@@ -8,7 +8,6 @@ Optimizer: Adam; early stopping.
 `python digits.py --help` lists the options; a rerun resumes (tfgen_runtime: shared code).
 """
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,20 +23,24 @@ except ModuleNotFoundError:
     sys.exit(2)
 require_version("0.4.0", Path(__file__).name)
 
-# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tfgen_runtime as rt
+
+OUTPUT_DIR = "runs/digits"
+EPOCHS = 30
+# The options first: `--help` and a wrong option answer before TensorFlow is imported.
+if __name__ == "__main__":
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR)
+# TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
+rt.import_tensorflow()
 
 import keras
 import tensorflow as tf
-import tfgen_runtime as rt
 
 SPEC_SHA256 = "d5c5c9cbb5c2e645e52136c73d70bd636a18d7afbf5f16e85cea7b1c86c88340"
 STATE_SHA256 = "4048546bc7a0b837196535bdd99ce32e1f2cde481b89d741693745bfa334441a"  # less what a resume may change
 MADE_BY = {"spec": "specs/digits.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 42
-OUTPUT_DIR = "runs/digits"
 SPEC_DIR = Path(__file__).resolve().parent / "../specs"  # user modules: see rt.function
-EPOCHS = 30
 GLOBAL_BATCH_SIZE = 64
 VALIDATION_BATCH_SIZE = 64
 SHUFFLE_BUFFER = 2048

@@ -8,7 +8,6 @@ Optimizer: Adam.
 `python finetune.py --help` lists the options; a rerun resumes (tfgen_runtime: shared code).
 """
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,20 +23,24 @@ except ModuleNotFoundError:
     sys.exit(2)
 require_version("0.4.0", Path(__file__).name)
 
-# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tfgen_runtime as rt
+
+OUTPUT_DIR = "runs/finetune"
+EPOCHS = 3
+# The options first: `--help` and a wrong option answer before TensorFlow is imported.
+if __name__ == "__main__":
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR)
+# TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
+rt.import_tensorflow()
 
 import keras
 import tensorflow as tf
-import tfgen_runtime as rt
 
 SPEC_SHA256 = "7fb046023462a32f012bcb576f975ed72651b038ef2945f10655273e6c02080f"
 STATE_SHA256 = "7a442e1a74acef35bd14cda9c329d8c1dd4b29e9fea9d0406fe77ce71c2e36a6"  # less what a resume may change
 MADE_BY = {"spec": "specs/finetune.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 3
-OUTPUT_DIR = "runs/finetune"
 SPEC_DIR = Path(__file__).resolve().parent / "../specs"  # user modules: see rt.function
-EPOCHS = 3
 GLOBAL_BATCH_SIZE = 32
 VALIDATION_BATCH_SIZE = 32
 SHUFFLE_BUFFER = 512

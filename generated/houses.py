@@ -8,7 +8,6 @@ Optimizer: Adam.
 `python houses.py --help` lists the options; a rerun resumes (tfgen_runtime: shared code).
 """
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,12 +23,18 @@ except ModuleNotFoundError:
     sys.exit(2)
 require_version("0.4.0", Path(__file__).name)
 
-# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tfgen_runtime as rt
+
+OUTPUT_DIR = "runs/houses"
+EPOCHS = 30
+# The options first: `--help` and a wrong option answer before TensorFlow is imported.
+if __name__ == "__main__":
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR)
+# TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
+rt.import_tensorflow()
 
 import keras
 import tensorflow as tf
-import tfgen_runtime as rt
 
 SPEC_SHA256 = "6383dc78b9129ef372a58863c8b2f605e2271c63ffa2441a0b02d0699aa85fc9"
 STATE_SHA256 = "18d2ecae3be05fe8c7606a8f9dcf77c21b5613ec34350eee6f054a15763080c2"  # less what a resume may change
@@ -40,8 +45,6 @@ MADE_BY = {
     "tfgen": "0.1.0",
 }
 SEED = 11
-OUTPUT_DIR = "runs/houses"
-EPOCHS = 30
 GLOBAL_BATCH_SIZE = 64
 VALIDATION_BATCH_SIZE = 64
 SHUFFLE_BUFFER = 2048

@@ -8,7 +8,6 @@ Optimizer: Adam; early stopping.
 `python mnist.py --help` lists the options; a rerun resumes (tfgen_runtime: shared code).
 """
 
-import os
 import sys
 import time
 import zipfile
@@ -25,12 +24,18 @@ except ModuleNotFoundError:
     sys.exit(2)
 require_version("0.4.0", Path(__file__).name)
 
-# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tfgen_runtime as rt
+
+OUTPUT_DIR = "runs/mnist"
+EPOCHS = 5
+# The options first: `--help` and a wrong option answer before TensorFlow is imported.
+if __name__ == "__main__":
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR)
+# TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
+rt.import_tensorflow()
 
 import keras
 import tensorflow as tf
-import tfgen_runtime as rt
 
 SPEC_SHA256 = "1ebc32fde8d834356cecb805053f5071ad76ddefc5c3588ed31118a60e84bae9"
 STATE_SHA256 = "3ad04170a64414fd5423678056897bc979d38b37ddade9d7850cd4ab77c8a1a8"  # less what a resume may change
@@ -41,8 +46,6 @@ MADE_BY = {
     "tfgen": "0.1.0",
 }
 SEED = 0
-OUTPUT_DIR = "runs/mnist"
-EPOCHS = 5
 GLOBAL_BATCH_SIZE = 32
 VALIDATION_BATCH_SIZE = 32
 SHUFFLE_BUFFER = 10000

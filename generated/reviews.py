@@ -8,7 +8,6 @@ Optimizer: Adam.
 `python reviews.py --help` lists the options; a rerun resumes (tfgen_runtime: shared code).
 """
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,19 +23,23 @@ except ModuleNotFoundError:
     sys.exit(2)
 require_version("0.4.0", Path(__file__).name)
 
-# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tfgen_runtime as rt
+
+OUTPUT_DIR = "runs/reviews"
+EPOCHS = 10
+# The options first: `--help` and a wrong option answer before TensorFlow is imported.
+if __name__ == "__main__":
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR)
+# TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
+rt.import_tensorflow()
 
 import keras
 import tensorflow as tf
-import tfgen_runtime as rt
 
 SPEC_SHA256 = "c032f7922329174f0a8fbb00fbb932509ae460e64c751f6dfb3fd25ca22c7d0b"
 STATE_SHA256 = "4695dba2366f64533928de9c5ec809be547bcd5500f9940b67690cc78a39418b"  # less what a resume may change
 MADE_BY = {"spec": "specs/reviews.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 13
-OUTPUT_DIR = "runs/reviews"
-EPOCHS = 10
 GLOBAL_BATCH_SIZE = 32
 VALIDATION_BATCH_SIZE = 32
 SHUFFLE_BUFFER = 1024

@@ -8,7 +8,6 @@ Optimizer: Adam; early stopping.
 `python sequences.py --help` lists the options; a rerun resumes (tfgen_runtime: shared code).
 """
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,20 +23,24 @@ except ModuleNotFoundError:
     sys.exit(2)
 require_version("0.4.0", Path(__file__).name)
 
-# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tfgen_runtime as rt
+
+OUTPUT_DIR = "runs/sequences"
+EPOCHS = 8
+# The options first: `--help` and a wrong option answer before TensorFlow is imported.
+if __name__ == "__main__":
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR)
+# TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
+rt.import_tensorflow()
 
 import keras
 import tensorflow as tf
-import tfgen_runtime as rt
 
 SPEC_SHA256 = "d54c96204e21353f115e9bedcec561ee6bddfb5c46eefa739d656f1c78e4c2a2"
 STATE_SHA256 = "04121feae71e34b6a2f1e2c83db2699f31ad8a7cf15dea144aaaf01cb50ed382"  # less what a resume may change
 MADE_BY = {"spec": "specs/sequences.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 3
-OUTPUT_DIR = "runs/sequences"
 SPEC_DIR = Path(__file__).resolve().parent / "../specs"  # user modules: see rt.function
-EPOCHS = 8
 GLOBAL_BATCH_SIZE = 32
 VALIDATION_BATCH_SIZE = 64
 SHUFFLE_BUFFER = 2048

@@ -8,7 +8,6 @@ Optimizer: Adam.
 `python shapes.py --help` lists the options; a rerun resumes (tfgen_runtime: shared code).
 """
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,19 +23,23 @@ except ModuleNotFoundError:
     sys.exit(2)
 require_version("0.4.0", Path(__file__).name)
 
-# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tfgen_runtime as rt
+
+OUTPUT_DIR = "runs/shapes"
+EPOCHS = 15
+# The options first: `--help` and a wrong option answer before TensorFlow is imported.
+if __name__ == "__main__":
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR)
+# TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
+rt.import_tensorflow()
 
 import keras
 import tensorflow as tf
-import tfgen_runtime as rt
 
 SPEC_SHA256 = "bfd83f5db8d5908e69abbbf7ecb5eed62114b12ea79b78fa24d85db66a8b4218"
 STATE_SHA256 = "ea82dc613a863de6999512b78b328bab5fb3896d7368625193b303e01c98c688"  # less what a resume may change
 MADE_BY = {"spec": "specs/shapes.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 5
-OUTPUT_DIR = "runs/shapes"
-EPOCHS = 15
 GLOBAL_BATCH_SIZE = 32
 VALIDATION_BATCH_SIZE = 32
 SHUFFLE_BUFFER = 512

@@ -8,7 +8,6 @@ Optimizer: Adam.
 `python tabular.py --help` lists the options; a rerun resumes (tfgen_runtime: shared code).
 """
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,20 +23,24 @@ except ModuleNotFoundError:
     sys.exit(2)
 require_version("0.4.0", Path(__file__).name)
 
-# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tfgen_runtime as rt
+
+OUTPUT_DIR = "runs/tabular"
+EPOCHS = 40
+# The options first: `--help` and a wrong option answer before TensorFlow is imported.
+if __name__ == "__main__":
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR)
+# TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
+rt.import_tensorflow()
 
 import keras
 import tensorflow as tf
-import tfgen_runtime as rt
 
 SPEC_SHA256 = "2aae92f545b6849f297cdfbb6b51dd373c20836ae4a26e7c88a18e7c560157df"
 STATE_SHA256 = "7b37806c03b70367fd1fa5dad1848fa6aff88a7b5709d1e187dcb7911759220c"  # less what a resume may change
 MADE_BY = {"spec": "specs/tabular.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 7
-OUTPUT_DIR = "runs/tabular"
 SPEC_DIR = Path(__file__).resolve().parent / "../specs"  # user modules: see rt.function
-EPOCHS = 40
 GLOBAL_BATCH_SIZE = 32
 VALIDATION_BATCH_SIZE = 32
 SHUFFLE_BUFFER = 1024

@@ -4,7 +4,9 @@ Scripts `import tfgen_runtime as rt` and use the names in `__all__` (the runtime
 no script reaches another); each module holds one concern:
 
 - `version`: the runtime's version, and the check a script runs before anything else
-- `cli`: the command line, and `run`, which makes a user's mistake one line
+- `options`: the command line's options, read before TensorFlow is imported
+- `startup`: TensorFlow imported with its start-up lines kept off stderr
+- `cli`: `run`, which makes a user's mistake one line
 - `devices`: the devices a strategy runs on, and a warning for float16 on a CPU
 - `errors`: `UserError`
 - `imports`: the user's functions and classes a spec names, each checked for its place
@@ -74,7 +76,7 @@ PUBLIC = {
         "weigh_losses",
         "with_sample_weights",
     ),
-    "cli": ("parse_args", "positive", "run"),
+    "cli": ("run",),
     "confusion": ("confusion_counts", "write_confusion"),
     "csv_files": ("CsvStream", "read_csv"),
     "custom": ("keyed_inputs", "own_object", "per_example_loss"),
@@ -109,6 +111,7 @@ PUBLIC = {
         "variable_path",
     ),
     "npz_files": ("open_npz",),
+    "options": ("parse_args", "positive"),
     "phases": ("Phase", "PhasedTrainer", "PhasePlan"),
     "reduced": ("apply_reduced",),
     "report": ("epoch_line", "metric_values", "progress_bar"),
@@ -116,6 +119,7 @@ PUBLIC = {
     "run_report": ("report_run", "write_report"),
     "sharpness": ("gradients_at", "worst_weights"),
     "signals": ("StopSignals",),
+    "startup": ("import_tensorflow",),
     "state": ("RunState",),
     "steps": ("StepContext", "checked_logs"),
     "strings": ("label_ids",),
@@ -202,6 +206,7 @@ __all__ = [
     "gradients_at",
     "held_out",
     "image_folder",
+    "import_tensorflow",
     "keyed_inputs",
     "label_ids",
     "listed",

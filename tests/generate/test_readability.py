@@ -25,8 +25,9 @@ RUNTIME = sorted((ROOT / "runtime" / "tfgen_runtime").glob("*.py"))
 # 270 since the runtime became a versioned library: the check of its version (+9); 272 since
 # digits exports TFLite too (black wraps the longer rt.export call: +2); 277 since a run ends
 # with its confusion matrix and report (a comment, the validation batches, the call wrapped in 3
-# lines, the report: +5).
-DIGITS_CEILING = 277
+# lines, the report: +5); 280 since its options are read before TensorFlow is imported, and
+# TensorFlow is imported with its start-up lines kept off stderr (+3).
+DIGITS_CEILING = 280
 SCRIPT_CEILING = 366  # 350 before the runtime's version check (+9); 360 before the report (+6)
 # A gan script builds two networks and updates each in its own step (+2 builders, +2 updates), and
 # writes samples and two exports: its own ceiling.

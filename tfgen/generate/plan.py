@@ -21,7 +21,7 @@ from tfgen.generate.code_lines import (
     LOSS_TOTAL_CODE,
     STRATEGY_LINES,
 )
-from tfgen.generate.constants_plan import run_setting_lines, setting_lines
+from tfgen.generate.constants_plan import option_lines, parse_arguments, run_setting_lines, setting_lines
 from tfgen.generate.custom_plan import custom_view
 from tfgen.generate.decisions import Jit, Placement, resolve_in_memory, resolve_jit, strings_reason
 from tfgen.generate.example_weights import example_weights_view
@@ -146,7 +146,13 @@ def make_view(
         phases=phase_view(spec),
         distillation=distillation_view(spec),
     )
-    return replace(view, settings=setting_lines(view), run_settings=run_setting_lines(view))
+    return replace(
+        view,
+        options=option_lines(view),
+        parse_arguments=parse_arguments(view),
+        settings=setting_lines(view),
+        run_settings=run_setting_lines(view),
+    )
 
 
 def _chunk_ends(spec: Spec) -> list[str]:

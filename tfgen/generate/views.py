@@ -457,6 +457,8 @@ class View:
     # The script's constants, line by line: before INPUTS (SPEC_DIR..STEPS_PER_EXECUTION) and
     # after TARGETS (SYNTHETIC_TRAIN_EXAMPLES..PROFILE_STEPS); tfgen.generate.constants_plan.
     settings: list[str] = field(default_factory=list)
+    options: list[str] = field(default_factory=list)  # the options' defaults, before TensorFlow's import
+    parse_arguments: str = ""  # rt.parse_args's arguments after argv
     run_settings: list[str] = field(default_factory=list)
     imports: list[str] = field(default_factory=list)  # beside keras, tf and rt: an algorithm's (numpy)
 
