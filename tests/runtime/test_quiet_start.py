@@ -8,7 +8,6 @@ import sys
 
 import pytest
 from conftest import ROOT
-
 from tfgen_runtime.startup import kept_lines
 
 BANNER = "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n"
