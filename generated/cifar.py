@@ -29,7 +29,7 @@ OUTPUT_DIR = "runs/cifar"
 EPOCHS = 20
 # The options first: `--help` and a wrong option answer before TensorFlow is imported.
 if __name__ == "__main__":
-    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR)
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR, predicts=True)
 # TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
 rt.import_tensorflow()
 
@@ -336,7 +336,9 @@ def fit(trainer, validation, history, epochs, steps_per_epoch):
 
 def main(argv=None):
     """Train (or resume) and save the model; return the history rows, one dict per epoch."""
-    args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR)
+    args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR, predicts=True)
+    if args.command is not None:  # predict or evaluate
+        return run_command(args)
     # Synchronous data parallelism over this machine's devices (checked to exist: a missing one
     # would hang), or over N logical CPU devices with --cpu-replicas N (to test the replicas).
     devices = rt.mirrored_devices(None, args.cpu_replicas)
@@ -359,6 +361,13 @@ def main(argv=None):
     )
     rt.report_run(run)  # report.html: the curves and confusion matrices (tfgen report)
     return history.rows
+
+
+def run_command(args):
+    """`predict DATA` and `evaluate DATA`: refused, this script's data is not read as new data."""
+    raise rt.UserError(
+        "predict and evaluate read csv, image_folder or text_folder data; this script trains on keras data"
+    )
 
 
 if __name__ == "__main__":

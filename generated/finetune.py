@@ -29,7 +29,7 @@ OUTPUT_DIR = "runs/finetune"
 EPOCHS = 3
 # The options first: `--help` and a wrong option answer before TensorFlow is imported.
 if __name__ == "__main__":
-    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR)
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR, predicts=True)
 # TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
 rt.import_tensorflow()
 
@@ -301,7 +301,9 @@ def fit(trainer, validation, history, epochs, steps_per_epoch):
 
 def main(argv=None):
     """Train (or resume) and save the model; return the history rows, one dict per epoch."""
-    args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR)
+    args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR, predicts=True)
+    if args.command is not None:  # predict or evaluate
+        return run_command(args)
     # The default strategy: one device, through the same distributed code path as many.
     strategy = tf.distribute.get_strategy()
     made_by = {**MADE_BY, "phases": [phase._asdict() for phase in PHASES]}
@@ -329,6 +331,39 @@ def main(argv=None):
     rt.write_confusion(trainer.model, batches, run, TARGETS, "test", history.finished)
     rt.report_run(run)  # report.html: the curves and confusion matrices (tfgen report)
     return history.rows
+
+
+# The class targets whose outputs are logits (probabilities: a softmax; one unit: a sigmoid).
+LOGITS = ("shape",)
+
+
+def read_new_data(path, targets, labelled):
+    """New examples for `predict` (`labelled`: with their `targets`, for `evaluate`), read
+    as the training data is."""
+    return rt.image_folder(
+        path, INPUTS, targets, image_size=(32, 32), labelled=labelled
+    )
+
+
+def predict(args):
+    """`predict DATA`: the final model's predictions on new data (predictions.csv)."""
+    targets = rt.named_targets(TARGETS, args.output_dir)
+    data = read_new_data(args.data, targets, labelled=False)
+    rt.write_predictions(args, validation_pipeline(data), data, targets, logits=LOGITS)
+
+
+def evaluate(args):
+    """`evaluate DATA`: the final model's losses and metrics on labelled data (evaluation.json)."""
+    targets = rt.named_targets(TARGETS, args.output_dir)
+    batches = validation_pipeline(read_new_data(args.data, targets, labelled=True))
+    rt.write_evaluation(
+        args, batches, per_example_losses, build_metrics, update_metrics
+    )
+
+
+def run_command(args):
+    """Run `predict DATA` or `evaluate DATA` (the options' `command`)."""
+    return predict(args) if args.command == "predict" else evaluate(args)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ no script reaches another); each module holds one concern:
 - `csv_rows`: a CSV file's rows parsed, and checked naming the row and column
 - `held_out`: the rows held out for validation and the test (seeded, disjoint)
 - `evaluation`: the final model's evaluation on the test data (test.json)
+- `predictions`: a finished run's model on new data: `predict` (one row an example) and
+  `evaluate` (evaluation.json)
 - `confusion`: each class target's confusion matrix on the test (else validation) data
   (confusion.json)
 - `run_report`: report.html, of one run or several (`report_plots`: its PNGs, matplotlib)
@@ -113,6 +115,12 @@ PUBLIC = {
     "npz_files": ("open_npz",),
     "options": ("parse_args", "positive"),
     "phases": ("Phase", "PhasedTrainer", "PhasePlan"),
+    "predictions": (
+        "named_targets",
+        "trained_model",
+        "write_evaluation",
+        "write_predictions",
+    ),
     "reduced": ("apply_reduced",),
     "report": ("epoch_line", "metric_values", "progress_bar"),
     "run_dir": ("History", "RunDirectory"),
@@ -214,6 +222,7 @@ __all__ = [
     "metric_values",
     "mirrored_devices",
     "named_examples",
+    "named_targets",
     "open_npz",
     "own_object",
     "parse_args",
@@ -236,6 +245,7 @@ __all__ = [
     "summed_losses",
     "synthetic_arrays",
     "text_folder",
+    "trained_model",
     "variable_path",
     "vocabulary_sizes",
     "warn_if_float16_on_cpu",
@@ -243,5 +253,7 @@ __all__ = [
     "with_sample_weights",
     "worst_weights",
     "write_confusion",
+    "write_evaluation",
+    "write_predictions",
     "write_report",
 ]

@@ -30,6 +30,8 @@ def parse_arguments(v: View) -> str:
     arguments = ["__doc__", "EPOCHS", "OUTPUT_DIR"]
     if v.distribution.cpu_replicas:
         arguments.append("cpu_replicas=CPU_REPLICAS")
+    if v.predict:
+        arguments.append("predicts=True")
     return ", ".join(arguments)
 
 

@@ -29,6 +29,7 @@ from tfgen.generate.identity import data_files, source_files, state_sha256
 from tfgen.generate.model_plan import model_view, model_words
 from tfgen.generate.phase_plan import phase_view, rate_factors
 from tfgen.generate.plan_data import data_sources, load_data_returns, test_fields
+from tfgen.generate.predict_plan import predict_view
 from tfgen.generate.runtime import RUNTIME_VERSION, missing_line
 from tfgen.generate.source_plan import description, source_templates, source_view
 from tfgen.generate.views import (
@@ -146,6 +147,7 @@ def make_view(
         phases=phase_view(spec),
         distillation=distillation_view(spec),
     )
+    view = replace(view, predict=predict_view(spec, view))
     return replace(
         view,
         options=option_lines(view),
