@@ -278,11 +278,35 @@ def main(argv=None):
     return history.rows
 
 
-def run_command(args):
-    """`predict DATA` and `evaluate DATA`: refused, this script's data is not read as new data."""
-    raise rt.UserError(
-        "predict and evaluate read csv, image_folder or text_folder data; this script trains on python data"
+# The class targets whose outputs are logits (probabilities: a softmax; one unit: a sigmoid).
+LOGITS = ("digit",)
+
+
+def read_new_data(path, targets, labelled):
+    """New examples for `predict` (`labelled`: with their `targets`, for `evaluate`), read
+    as the training data is from `path` (here: a `module:function`)."""
+    return rt.from_function(path, INPUTS, targets, SPEC_DIR)
+
+
+def predict(args):
+    """`predict DATA`: the final model's predictions on new data (predictions.csv)."""
+    targets = rt.named_targets(TARGETS, args.output_dir)
+    data = read_new_data(args.data, targets, labelled=False)
+    rt.write_predictions(args, validation_pipeline(data), data, targets, logits=LOGITS)
+
+
+def evaluate(args):
+    """`evaluate DATA`: the final model's losses and metrics on labelled data (evaluation.json)."""
+    targets = rt.named_targets(TARGETS, args.output_dir)
+    batches = validation_pipeline(read_new_data(args.data, targets, labelled=True))
+    rt.write_evaluation(
+        args, batches, per_example_losses, build_metrics, update_metrics
     )
+
+
+def run_command(args):
+    """Run `predict DATA` or `evaluate DATA` (the options' `command`)."""
+    return predict(args) if args.command == "predict" else evaluate(args)
 
 
 if __name__ == "__main__":

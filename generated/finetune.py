@@ -339,7 +339,7 @@ LOGITS = ("shape",)
 
 def read_new_data(path, targets, labelled):
     """New examples for `predict` (`labelled`: with their `targets`, for `evaluate`), read
-    as the training data is."""
+    as the training data is from `path`."""
     return rt.image_folder(
         path, INPUTS, targets, image_size=(32, 32), labelled=labelled
     )

@@ -349,7 +349,7 @@ LOGITS = ()
 
 def read_new_data(path, targets, labelled):
     """New examples for `predict` (`labelled`: with their `targets`, for `evaluate`), read
-    as the training data is."""
+    as the training data is from `path`."""
     return rt.read_csv(
         path,
         INPUTS,

@@ -343,7 +343,7 @@ LOGITS = ("sentiment",)
 
 def read_new_data(path, targets, labelled):
     """New examples for `predict` (`labelled`: with their `targets`, for `evaluate`), read
-    as the training data is."""
+    as the training data is from `path`."""
     return rt.text_folder(path, INPUTS, targets, labelled=labelled)
 
 

@@ -78,7 +78,9 @@ def _script(folder: Path, record: dict, given: Path | None) -> Path:
     script = given or project_root(Path.cwd().resolve()) / "generated" / f"{Path(spec).stem}.py"
     if not script.is_file():
         build = f"tfgen build {spec}" if spec else "build it"
-        raise UsageError(f"{shown_path(script)}: no such script for the run {shown_path(folder)}: {build} (or pass --script)")
+        raise UsageError(
+            f"{shown_path(script)}: no such script for the run {shown_path(folder)}: {build} (or pass --script)"
+        )
     found = SPEC_SHA256.search(script.read_text(encoding="utf-8", errors="replace"))
     if found is None or found[1] != record.get("spec_sha256"):
         raise UsageError(

@@ -70,9 +70,12 @@ def output_path(args, default):
 
 
 def example_ids(data):
-    """Each example's id: a folder source's file paths, else row numbers from 1."""
+    """Each example's id: a folder source's file paths, else row numbers from 1 (None for
+    a dataset: numbered as it is read)."""
     if isinstance(data, FileExamples):
         return [str(path) for path in data.paths]
+    if isinstance(data, tf.data.Dataset):
+        return None
     features = data[0]
     count = len(next(iter(features.values())))
     return list(range(1, count + 1))
@@ -89,7 +92,7 @@ def write_predictions(args, batches, data, targets, logits=()):
             predictions.csv in the run's folder) and `top_k`, the classes of each class
             target.
         batches: `(features, targets)` batches of `data`, in order.
-        data: the examples as read (their ids: row numbers, or a folder's file paths).
+        data: the examples as read (their ids: a folder's file paths, else row numbers).
         targets: the targets' `Field`s, their class names set (`named_targets`).
         logits: the class targets whose outputs are logits.
 

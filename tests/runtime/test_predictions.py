@@ -25,7 +25,14 @@ def test_a_row_holds_the_top_k_class_names_with_their_probabilities_and_each_val
     targets = {**TARGETS, "digit": TARGETS["digit"]._replace(names=("a", "b", "c"))}
     outputs = {"digit": np.array([0.1, 0.7, 0.2]), "price": np.array([3.5])}
     row = prediction_row(7, outputs, targets, logits=(), top_k=2)
-    assert row == {"id": 7, "digit": "b", "digit_probability": 0.7, "digit_2": "c", "digit_2_probability": 0.2, "price": 3.5}
+    assert row == {
+        "id": 7,
+        "digit": "b",
+        "digit_probability": 0.7,
+        "digit_2": "c",
+        "digit_2_probability": 0.2,
+        "price": 3.5,
+    }
     unnamed = prediction_row("x.png", outputs, TARGETS, logits=(), top_k=1)
     assert unnamed["digit"] == "1"
 

@@ -20,7 +20,10 @@ def option_lines(v: View) -> list[str]:
     return _used(
         [
             (True, [f"OUTPUT_DIR = {v.output_dir}", f"EPOCHS = {v.epochs}"]),
-            (d.cpu_replicas, [f"CPU_REPLICAS = {d.cpu_replicas}  # logical CPU devices to mirror over (a testing aid)"]),
+            (
+                d.cpu_replicas,
+                [f"CPU_REPLICAS = {d.cpu_replicas}  # logical CPU devices to mirror over (a testing aid)"],
+            ),
         ]
     )
 

@@ -12,13 +12,18 @@ from tfgen.generate.views import LossTotal, Part, PredictView, View
 from tfgen.spec.models import Spec
 from tfgen.spec.names import has_test, has_validation
 
-# The source types new data is read as, and what their read call adds for it: a CSV read
-# whole (its row numbers are the ids), a folder's files without class folders to predict.
+# The source types new data is read as: what their read call takes from the command line
+# (`path`: a file or folder; python: a `module:function` reference, called without the spec's
+# arguments), and what it adds: a CSV read whole (its row numbers are the ids), a folder's
+# files without class folders to predict on.
 NEW_DATA = {
-    "csv": ", stream=False, labelled=labelled",
-    "image_folder": ", labelled=labelled",
-    "text_folder": ", labelled=labelled",
+    "csv": ({"path": "path"}, ", stream=False, labelled=labelled"),
+    "image_folder": ({"path": "path"}, ", labelled=labelled"),
+    "text_folder": ({"path": "path"}, ", labelled=labelled"),
+    "python": ({"call": "path", "kwargs": None}, ""),
 }
+# What `path` is, when it is not a file or folder.
+PATH_NOTES = {"python": " (here: a `module:function`)"}
 READ_TYPES = ", ".join(list(NEW_DATA)[:-1]) + f" or {list(NEW_DATA)[-1]}"
 
 
@@ -37,6 +42,7 @@ def predict_view(spec: Spec, view: View) -> PredictView | None:
     return PredictView(
         read_call=_new_data_call(spec, source),
         refusal=f"predict and evaluate read {READ_TYPES} data; this script trains on {source.type} data",
+        path_note=PATH_NOTES.get(source.type, ""),
         pipeline=pipeline,
         logits=literal(tuple(name for name in spec.targets if _logits(spec, name))),
         total=", total=total_loss" if view.step.loss_total is LossTotal.WEIGHTED else "",
@@ -48,10 +54,11 @@ def _new_data_call(spec: Spec, source) -> str | None:
     if source.type not in NEW_DATA:
         return None
     plan = unit_plan(source.type)
-    call = plan.read_call(replace(plan.view(source, Part.VALIDATION, spec), path="path"), "")
+    given, added = NEW_DATA[source.type]
+    call = plan.read_call(replace(plan.view(source, Part.VALIDATION, spec), **given), "")
     # The targets with the run's class names: a folder of an unknown class is refused.
     call = call.replace(", TARGETS", ", targets", 1)
-    return call.removesuffix(")") + NEW_DATA[source.type] + ")"
+    return call.removesuffix(")") + added + ")"
 
 
 def _logits(spec: Spec, name: str) -> bool:

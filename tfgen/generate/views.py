@@ -432,7 +432,8 @@ class PredictView:
     """The script's `predict` and `evaluate` commands (tfgen.generate.predict_plan)."""
 
     read_call: str | None  # read_new_data's call: the training source's, on `path` (None: refused)
-    refusal: str  # the line read_new_data raises when read_call is None
+    refusal: str  # the line run_command raises when read_call is None
+    path_note: str  # read_new_data's docstring: what `path` is, when not a file or folder
     pipeline: str  # the script's pipeline that batches new data in order
     logits: str  # LOGITS: the class targets whose outputs are logits
     total: str  # rt.evaluate_model's `total=` argument (weighted losses), else ""
