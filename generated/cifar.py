@@ -8,7 +8,6 @@ Optimizer: SGD.
 `python cifar.py --help` lists the options; a rerun resumes (tfgen_runtime: shared code).
 """
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,19 +23,23 @@ except ModuleNotFoundError:
     sys.exit(2)
 require_version("0.4.0", Path(__file__).name)
 
-# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tfgen_runtime as rt
+
+OUTPUT_DIR = "runs/cifar"
+EPOCHS = 20
+# The options first: `--help` and a wrong option answer before TensorFlow is imported.
+if __name__ == "__main__":
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR, predicts=True)
+# TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
+rt.import_tensorflow()
 
 import keras
 import tensorflow as tf
-import tfgen_runtime as rt
 
 SPEC_SHA256 = "ac54d7b50d1dc962ef76b79af9a40a78c7023ea8291f81f09cfb31479be2ed7b"
 STATE_SHA256 = "fda7cb0772c39e2466f0b5117c865a38763fbcab482da22ce3e9f4f5a8eb6a81"  # less what a resume may change
 MADE_BY = {"spec": "specs/cifar.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 0
-OUTPUT_DIR = "runs/cifar"
-EPOCHS = 20
 GLOBAL_BATCH_SIZE = 128
 VALIDATION_BATCH_SIZE = 256
 SHUFFLE_BUFFER = 10000
@@ -333,7 +336,9 @@ def fit(trainer, validation, history, epochs, steps_per_epoch):
 
 def main(argv=None):
     """Train (or resume) and save the model; return the history rows, one dict per epoch."""
-    args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR)
+    args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR, predicts=True)
+    if args.command is not None:  # predict or evaluate
+        return run_command(args)
     # Synchronous data parallelism over this machine's devices (checked to exist: a missing one
     # would hang), or over N logical CPU devices with --cpu-replicas N (to test the replicas).
     devices = rt.mirrored_devices(None, args.cpu_replicas)
@@ -356,6 +361,13 @@ def main(argv=None):
     )
     rt.report_run(run)  # report.html: the curves and confusion matrices (tfgen report)
     return history.rows
+
+
+def run_command(args):
+    """`predict DATA` and `evaluate DATA`: refused, this script's data is not read as new data."""
+    raise rt.UserError(
+        "predict and evaluate read csv, image_folder, text_folder or python data; this script trains on keras data"
+    )
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ Exports classifier.keras.
 `python custom_step.py --help` lists the options; a rerun resumes (tfgen_runtime: shared code).
 """
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,12 +23,18 @@ except ModuleNotFoundError:
     sys.exit(2)
 require_version("0.4.0", Path(__file__).name)
 
-# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tfgen_runtime as rt
+
+OUTPUT_DIR = "runs/custom_step"
+EPOCHS = 10
+# The options first: `--help` and a wrong option answer before TensorFlow is imported.
+if __name__ == "__main__":
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR)
+# TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
+rt.import_tensorflow()
 
 import keras
 import tensorflow as tf
-import tfgen_runtime as rt
 
 SPEC_SHA256 = "81c6bf224cfff0109d63a2461dac78b38615189ea6c9137560f3ba4629b88f92"
 STATE_SHA256 = "ec968366d1507ed7dbb363875926a09ddcabc648b33bf6ba0ef7ea3eebabbdf6"  # less what a resume may change
@@ -39,9 +44,7 @@ MADE_BY = {
     "tfgen": "0.1.0",
 }
 SEED = 7
-OUTPUT_DIR = "runs/custom_step"
 SPEC_DIR = Path(__file__).resolve().parent / "../specs"  # user modules: see rt.function
-EPOCHS = 10
 GLOBAL_BATCH_SIZE = 64
 SHUFFLE_BUFFER = 2048
 EXAMPLES_PER_UPDATE = GLOBAL_BATCH_SIZE

@@ -8,7 +8,6 @@ Optimizer: Adam.
 `python distill.py --help` lists the options; a rerun resumes (tfgen_runtime: shared code).
 """
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,20 +23,24 @@ except ModuleNotFoundError:
     sys.exit(2)
 require_version("0.4.0", Path(__file__).name)
 
-# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tfgen_runtime as rt
+
+OUTPUT_DIR = "runs/distill"
+EPOCHS = 20
+# The options first: `--help` and a wrong option answer before TensorFlow is imported.
+if __name__ == "__main__":
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR)
+# TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
+rt.import_tensorflow()
 
 import keras
 import tensorflow as tf
-import tfgen_runtime as rt
 
 SPEC_SHA256 = "6c86b141ce791bf95dd0847e916c67e15512c0b34d0f0f65e4c2cc2e983654c1"
 STATE_SHA256 = "e5bef92c9b85e88a484da12f18e5197692d0a1925ac931e476ffb7cfbd93dc77"  # less what a resume may change
 MADE_BY = {"spec": "specs/distill.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 42
-OUTPUT_DIR = "runs/distill"
 SPEC_DIR = Path(__file__).resolve().parent / "../specs"  # user modules: see rt.function
-EPOCHS = 20
 GLOBAL_BATCH_SIZE = 64
 VALIDATION_BATCH_SIZE = 64
 SHUFFLE_BUFFER = 2048

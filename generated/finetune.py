@@ -8,7 +8,6 @@ Optimizer: Adam.
 `python finetune.py --help` lists the options; a rerun resumes (tfgen_runtime: shared code).
 """
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,20 +23,24 @@ except ModuleNotFoundError:
     sys.exit(2)
 require_version("0.4.0", Path(__file__).name)
 
-# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tfgen_runtime as rt
+
+OUTPUT_DIR = "runs/finetune"
+EPOCHS = 3
+# The options first: `--help` and a wrong option answer before TensorFlow is imported.
+if __name__ == "__main__":
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR, predicts=True)
+# TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
+rt.import_tensorflow()
 
 import keras
 import tensorflow as tf
-import tfgen_runtime as rt
 
 SPEC_SHA256 = "7fb046023462a32f012bcb576f975ed72651b038ef2945f10655273e6c02080f"
 STATE_SHA256 = "7a442e1a74acef35bd14cda9c329d8c1dd4b29e9fea9d0406fe77ce71c2e36a6"  # less what a resume may change
 MADE_BY = {"spec": "specs/finetune.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 3
-OUTPUT_DIR = "runs/finetune"
 SPEC_DIR = Path(__file__).resolve().parent / "../specs"  # user modules: see rt.function
-EPOCHS = 3
 GLOBAL_BATCH_SIZE = 32
 VALIDATION_BATCH_SIZE = 32
 SHUFFLE_BUFFER = 512
@@ -298,7 +301,9 @@ def fit(trainer, validation, history, epochs, steps_per_epoch):
 
 def main(argv=None):
     """Train (or resume) and save the model; return the history rows, one dict per epoch."""
-    args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR)
+    args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR, predicts=True)
+    if args.command is not None:  # predict or evaluate
+        return run_command(args)
     # The default strategy: one device, through the same distributed code path as many.
     strategy = tf.distribute.get_strategy()
     made_by = {**MADE_BY, "phases": [phase._asdict() for phase in PHASES]}
@@ -326,6 +331,39 @@ def main(argv=None):
     rt.write_confusion(trainer.model, batches, run, TARGETS, "test", history.finished)
     rt.report_run(run)  # report.html: the curves and confusion matrices (tfgen report)
     return history.rows
+
+
+# The class targets whose outputs are logits (probabilities: a softmax; one unit: a sigmoid).
+LOGITS = ("shape",)
+
+
+def read_new_data(path, targets, labelled):
+    """New examples for `predict` (`labelled`: with their `targets`, for `evaluate`), read
+    as the training data is from `path`."""
+    return rt.image_folder(
+        path, INPUTS, targets, image_size=(32, 32), labelled=labelled
+    )
+
+
+def predict(args):
+    """`predict DATA`: the final model's predictions on new data (predictions.csv)."""
+    targets = rt.named_targets(TARGETS, args.output_dir)
+    data = read_new_data(args.data, targets, labelled=False)
+    rt.write_predictions(args, validation_pipeline(data), data, targets, logits=LOGITS)
+
+
+def evaluate(args):
+    """`evaluate DATA`: the final model's losses and metrics on labelled data (evaluation.json)."""
+    targets = rt.named_targets(TARGETS, args.output_dir)
+    batches = validation_pipeline(read_new_data(args.data, targets, labelled=True))
+    rt.write_evaluation(
+        args, batches, per_example_losses, build_metrics, update_metrics
+    )
+
+
+def run_command(args):
+    """Run `predict DATA` or `evaluate DATA` (the options' `command`)."""
+    return predict(args) if args.command == "predict" else evaluate(args)
 
 
 if __name__ == "__main__":

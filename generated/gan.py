@@ -8,7 +8,6 @@ Exports generator.keras and discriminator.keras; samples/epoch_NNN.npz each epoc
 `python gan.py --help` lists the options; a rerun resumes (tfgen_runtime: shared code).
 """
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,21 +23,25 @@ except ModuleNotFoundError:
     sys.exit(2)
 require_version("0.4.0", Path(__file__).name)
 
-# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tfgen_runtime as rt
+
+OUTPUT_DIR = "runs/gan"
+EPOCHS = 20
+# The options first: `--help` and a wrong option answer before TensorFlow is imported.
+if __name__ == "__main__":
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR)
+# TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
+rt.import_tensorflow()
 
 import keras
 import numpy as np
 import tensorflow as tf
-import tfgen_runtime as rt
 
 SPEC_SHA256 = "2c0ebc173a60e904c8a97aa8d177e56650cd578c0207fe58662dd6116dae51dc"
 STATE_SHA256 = "cc5657da13e3b3d54786ba7e358217ec691851142c7855d6f8f7de0898b686d6"  # less what a resume may change
 MADE_BY = {"spec": "specs/gan.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 42
-OUTPUT_DIR = "runs/gan"
 SPEC_DIR = Path(__file__).resolve().parent / "../specs"  # user modules: see rt.function
-EPOCHS = 20
 GLOBAL_BATCH_SIZE = 64
 SHUFFLE_BUFFER = 2048
 EXAMPLES_PER_UPDATE = GLOBAL_BATCH_SIZE

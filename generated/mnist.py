@@ -8,7 +8,6 @@ Optimizer: Adam; early stopping.
 `python mnist.py --help` lists the options; a rerun resumes (tfgen_runtime: shared code).
 """
 
-import os
 import sys
 import time
 import zipfile
@@ -25,12 +24,18 @@ except ModuleNotFoundError:
     sys.exit(2)
 require_version("0.4.0", Path(__file__).name)
 
-# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tfgen_runtime as rt
+
+OUTPUT_DIR = "runs/mnist"
+EPOCHS = 5
+# The options first: `--help` and a wrong option answer before TensorFlow is imported.
+if __name__ == "__main__":
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR, predicts=True)
+# TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
+rt.import_tensorflow()
 
 import keras
 import tensorflow as tf
-import tfgen_runtime as rt
 
 SPEC_SHA256 = "1ebc32fde8d834356cecb805053f5071ad76ddefc5c3588ed31118a60e84bae9"
 STATE_SHA256 = "3ad04170a64414fd5423678056897bc979d38b37ddade9d7850cd4ab77c8a1a8"  # less what a resume may change
@@ -41,8 +46,6 @@ MADE_BY = {
     "tfgen": "0.1.0",
 }
 SEED = 0
-OUTPUT_DIR = "runs/mnist"
-EPOCHS = 5
 GLOBAL_BATCH_SIZE = 32
 VALIDATION_BATCH_SIZE = 32
 SHUFFLE_BUFFER = 10000
@@ -279,7 +282,9 @@ def fit(trainer, validation, history, epochs, steps_per_epoch):
 
 def main(argv=None):
     """Train (or resume) and save the model; return the history rows, one dict per epoch."""
-    args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR)
+    args = rt.parse_args(argv, __doc__, EPOCHS, OUTPUT_DIR, predicts=True)
+    if args.command is not None:  # predict or evaluate
+        return run_command(args)
     # The default strategy: one device, through the same distributed code path as many.
     strategy = tf.distribute.get_strategy()
     run = rt.RunDirectory(args, strategy, GLOBAL_BATCH_SIZE, made_by=MADE_BY)
@@ -301,6 +306,13 @@ def main(argv=None):
     )
     rt.report_run(run)  # report.html: the curves and confusion matrices (tfgen report)
     return history.rows
+
+
+def run_command(args):
+    """`predict DATA` and `evaluate DATA`: refused, this script's data is not read as new data."""
+    raise rt.UserError(
+        "predict and evaluate read csv, image_folder, text_folder or python data; this script trains on npz data"
+    )
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ Optimizer: Adam.
 `python multitask.py --help` lists the options; a rerun resumes (tfgen_runtime: shared code).
 """
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,12 +23,18 @@ except ModuleNotFoundError:
     sys.exit(2)
 require_version("0.4.0", Path(__file__).name)
 
-# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tfgen_runtime as rt
+
+OUTPUT_DIR = "runs/multitask"
+EPOCHS = 3
+# The options first: `--help` and a wrong option answer before TensorFlow is imported.
+if __name__ == "__main__":
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR)
+# TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
+rt.import_tensorflow()
 
 import keras
 import tensorflow as tf
-import tfgen_runtime as rt
 
 SPEC_SHA256 = "dffbe48636d27aecdc4338e73e45d5a8ac9375f324344d79a3a45e631d4e4f1b"
 STATE_SHA256 = "bb1938296c44ed18144fb66098fa0dad7e4b469e9a31483bc6fd03fd8217e806"  # less what a resume may change
@@ -40,8 +45,6 @@ MADE_BY = {
     "tfgen": "0.1.0",
 }
 SEED = 7
-OUTPUT_DIR = "runs/multitask"
-EPOCHS = 3
 GLOBAL_BATCH_SIZE = 32
 VALIDATION_BATCH_SIZE = 32
 EXAMPLES_PER_UPDATE = GLOBAL_BATCH_SIZE

@@ -8,7 +8,6 @@ Exports the encoder alone (model.keras).
 `python simclr.py --help` lists the options; a rerun resumes (tfgen_runtime: shared code).
 """
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,20 +23,24 @@ except ModuleNotFoundError:
     sys.exit(2)
 require_version("0.4.0", Path(__file__).name)
 
-# Quiet TensorFlow's C++ start-up logs unless TF_CPP_MIN_LOG_LEVEL is set.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import tfgen_runtime as rt
+
+OUTPUT_DIR = "runs/simclr"
+EPOCHS = 20
+# The options first: `--help` and a wrong option answer before TensorFlow is imported.
+if __name__ == "__main__":
+    rt.parse_args(None, __doc__, EPOCHS, OUTPUT_DIR)
+# TensorFlow's C++ start-up lines (logged before its log level is read) kept off stderr.
+rt.import_tensorflow()
 
 import keras
 import tensorflow as tf
-import tfgen_runtime as rt
 
 SPEC_SHA256 = "3b5803661fc1b371cf2de59c10efc05ca8145ab9024bb1404ceb59bacec5176a"
 STATE_SHA256 = "06d860c59b1d09d9be6b5a456427619248ad7cd8bbeca9c8a24b2672de55afe6"  # less what a resume may change
 MADE_BY = {"spec": "specs/simclr.yaml", "spec_sha256": SPEC_SHA256, "tfgen": "0.1.0"}
 SEED = 42
-OUTPUT_DIR = "runs/simclr"
 SPEC_DIR = Path(__file__).resolve().parent / "../specs"  # user modules: see rt.function
-EPOCHS = 20
 GLOBAL_BATCH_SIZE = 128
 VALIDATION_BATCH_SIZE = 128
 SHUFFLE_BUFFER = 2048

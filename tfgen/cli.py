@@ -101,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     lint.add_argument("--statistics", action="store_true", help="also print the number of findings per code")
     _add_cluster_commands(commands)
     _add_report(commands)
+    _add_predict(commands)
     return parser
 
 
@@ -122,6 +123,13 @@ def _add_report(commands) -> None:
     from tfgen.report import add_parser
 
     add_parser(commands)
+
+
+def _add_predict(commands) -> None:
+    """`predict` and `evaluate` (tfgen/predict.py): a run's final model on new data, through its script."""
+    from tfgen.predict import add_parsers
+
+    add_parsers(commands)
 
 
 def _add_cluster_commands(commands) -> None:
@@ -303,6 +311,12 @@ def _report(args: argparse.Namespace) -> int:
     return run_report(args)
 
 
+def _predict(args: argparse.Namespace) -> int:
+    from tfgen.predict import run as run_predict
+
+    return run_predict(args)
+
+
 _COMMANDS = {
     "build": _build,
     "check": _check,
@@ -317,6 +331,8 @@ _COMMANDS = {
     "manifest": _run_cluster_command,
     "sweep": _sweep,
     "report": _report,
+    "predict": _predict,
+    "evaluate": _predict,
 }
 
 

@@ -4,7 +4,9 @@ Scripts `import tfgen_runtime as rt` and use the names in `__all__` (the runtime
 no script reaches another); each module holds one concern:
 
 - `version`: the runtime's version, and the check a script runs before anything else
-- `cli`: the command line, and `run`, which makes a user's mistake one line
+- `options`: the command line's options, read before TensorFlow is imported
+- `startup`: TensorFlow imported with its start-up lines kept off stderr
+- `cli`: `run`, which makes a user's mistake one line
 - `devices`: the devices a strategy runs on, and a warning for float16 on a CPU
 - `errors`: `UserError`
 - `imports`: the user's functions and classes a spec names, each checked for its place
@@ -25,6 +27,8 @@ no script reaches another); each module holds one concern:
 - `csv_rows`: a CSV file's rows parsed, and checked naming the row and column
 - `held_out`: the rows held out for validation and the test (seeded, disjoint)
 - `evaluation`: the final model's evaluation on the test data (test.json)
+- `predictions`: a finished run's model on new data: `predict` (one row an example) and
+  `evaluate` (evaluation.json)
 - `confusion`: each class target's confusion matrix on the test (else validation) data
   (confusion.json)
 - `run_report`: report.html, of one run or several (`report_plots`: its PNGs, matplotlib)
@@ -77,7 +81,7 @@ PUBLIC = {
         "weigh_losses",
         "with_sample_weights",
     ),
-    "cli": ("parse_args", "positive", "run"),
+    "cli": ("run",),
     "confusion": ("confusion_counts", "write_confusion"),
     "contrastive": ("linear_probe", "nt_xent", "simsiam_loss", "two_views"),
     "csv_files": ("CsvStream", "read_csv"),
@@ -114,13 +118,21 @@ PUBLIC = {
         "variable_path",
     ),
     "npz_files": ("open_npz",),
+    "options": ("parse_args", "positive"),
     "phases": ("Phase", "PhasedTrainer", "PhasePlan"),
+    "predictions": (
+        "named_targets",
+        "trained_model",
+        "write_evaluation",
+        "write_predictions",
+    ),
     "reduced": ("apply_reduced",),
     "report": ("epoch_line", "metric_values", "progress_bar"),
     "run_dir": ("History", "RunDirectory"),
     "run_report": ("report_run", "write_report"),
     "sharpness": ("gradients_at", "worst_weights"),
     "signals": ("StopSignals",),
+    "startup": ("import_tensorflow",),
     "state": ("RunState",),
     "steps": ("StepContext", "checked_logs"),
     "strings": ("label_ids",),
@@ -207,6 +219,7 @@ __all__ = [
     "gradients_at",
     "held_out",
     "image_folder",
+    "import_tensorflow",
     "keyed_inputs",
     "label_ids",
     "layer_loss_names",
@@ -217,6 +230,7 @@ __all__ = [
     "metric_values",
     "mirrored_devices",
     "named_examples",
+    "named_targets",
     "nt_xent",
     "open_npz",
     "own_object",
@@ -241,6 +255,7 @@ __all__ = [
     "summed_losses",
     "synthetic_arrays",
     "text_folder",
+    "trained_model",
     "two_views",
     "variable_path",
     "vocabulary_sizes",
@@ -250,5 +265,7 @@ __all__ = [
     "with_sample_weights",
     "worst_weights",
     "write_confusion",
+    "write_evaluation",
+    "write_predictions",
     "write_report",
 ]

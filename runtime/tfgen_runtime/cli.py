@@ -1,7 +1,6 @@
 """The generated script's command line: its options, and `run`, which turns a user's
 mistake into one line on stderr."""
 
-import argparse
 import errno
 import os
 import re
@@ -9,7 +8,7 @@ import sys
 
 import tensorflow as tf
 
-from . import imports
+from . import options
 from .csv_files import CHANGED, changed_since_checked
 from .errors import UserError
 from .files import FAILED
@@ -31,61 +30,6 @@ ADVICE = {
     errno.EISDIR: "check the path, then rerun",
     errno.EIO: "check the disk, then rerun",
 }
-# The run's folder (--output-dir): where a write that names no file was going.
-OUTPUT_DIR = None
-
-
-def parse_args(argv, doc, epochs, output_dir, cpu_replicas=None):
-    """The generated script's options (`--help` lists them)."""
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
-    add = parser.add_argument
-    add(
-        "--epochs",
-        type=positive,
-        default=epochs,
-        help=f"total epochs (default {epochs})",
-    )
-    add(
-        "--steps-per-epoch",
-        type=positive,
-        help="cap on the training steps of each epoch",
-    )
-    add("--synthetic", action="store_true", help="random data of the declared shapes")
-    first = "train and validate on the first N examples of each (smoke tests)"
-    add("--max-examples", type=positive, metavar="N", help=first)
-    add("--output-dir", type=folder, default=output_dir, help=f"(default {output_dir})")
-    add("--fresh", action="store_true", help="discard the previous run; start over")
-    add("--debug", action="store_true", help="show tracebacks of errors")
-    replicas = "mirrored: over N logical CPU devices (to test replicas)"
-    add(
-        "--cpu-replicas",
-        type=positive,
-        default=cpu_replicas,
-        metavar="N",
-        help=replicas,
-    )
-    trust = "import any module and call any function the spec names (default: the project's modules, "
-    trust += "and of libraries only Keras classes and known data loaders)"
-    add("--trust", action="store_true", help=trust)
-    args = parser.parse_args(argv)
-    imports.TRUSTED = args.trust
-    global OUTPUT_DIR
-    OUTPUT_DIR = args.output_dir
-    return args
-
-
-def folder(text):
-    """An option's value: a folder's path (not empty: that would be the current folder)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("is empty: name the run's folder")
-    return text
-
-
-def positive(text):
-    """An option's value: a whole number of at least 1."""
-    if not (text.isascii() and text.isdigit() and int(text) >= 1):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
-    return int(text)
 
 
 def run(main):
@@ -126,7 +70,7 @@ def is_users(error):
 def file_system_line(error):
     """`<path>: <why>; <what to do>` when `error` is a file system's (None: it is not)."""
     if isinstance(error, OSError) and error.errno in ADVICE:
-        path = error.filename or OUTPUT_DIR or "the run's folder"
+        path = error.filename or options.OUTPUT_DIR or "the run's folder"
         return f"{path}: {os.strerror(error.errno)}; {ADVICE[error.errno]}"
     if not isinstance(error, tf.errors.OpError):
         return None
@@ -143,7 +87,7 @@ def op_error_path(message, why):
     before = message.split(why)[0].rstrip(" ;:,")
     before = re.sub(r"^\{\{[^}]*\}\}\s*", "", before)  # the function the op ran in
     before = re.sub(r"\.tempstate[0-9]+$", "", before)  # TensorFlow's temporary name
-    return before or OUTPUT_DIR or "the run's folder"
+    return before or options.OUTPUT_DIR or "the run's folder"
 
 
 def first_line(error):

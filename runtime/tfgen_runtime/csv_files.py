@@ -42,6 +42,7 @@ def read_csv(
     stream=None,
     rows=False,
     sample_weight=None,
+    labelled=True,
 ):
     """The examples of a CSV file: `({input: x}, {target: y})` arrays, or a dataset
     streaming the file (`stream`: True, False, or None: when it is over 64 MiB).
@@ -51,12 +52,14 @@ def read_csv(
     row (its line number) and the column. `rows`: a streamed file is returned as a
     `CsvStream`, which `held_out` splits by row. `sample_weight`: the column of each
     example's weight (finite, non-negative), read into the targets under SAMPLE_WEIGHT.
+    `labelled=False`: new data to predict on, its target columns not read (nor needed).
     """
     require_file(path)
     if sample_weight is not None:
         targets, y = with_weight_column(targets, y, sample_weight)
     header = read_header(path, delimiter)
-    items = layout_items(path, header, (inputs, targets), (x, y))
+    fields = (inputs, targets if labelled else {})  # new data: no target column read
+    items = layout_items(path, header, fields, (x, y if labelled else {}))
     layout = Layout(path, delimiter, tuple(na_values), tuple(header), items)
     if stream is None:
         stream = os.path.getsize(path) > IN_MEMORY_BYTES

@@ -8,7 +8,13 @@ import numpy as np
 import tensorflow as tf
 
 from .caches import as_dataset
-from .class_folders import IMAGE_FILE_CAP, TEXT_FILE_CAP, class_files, shown
+from .class_folders import (
+    IMAGE_FILE_CAP,
+    TEXT_FILE_CAP,
+    class_files,
+    files_under,
+    shown,
+)
 from .data import first_rows, split_arrays
 from .errors import UserError
 from .image_headers import declared_size, is_oversized, oversized
@@ -98,9 +104,11 @@ def image_folder(
     extensions=IMAGE_EXTENSIONS,
     interpolation="bilinear",
     crop_to_aspect_ratio=False,
+    labelled=True,
 ):
     """The images in `directory`'s class sub-folders, resized to `image_size`, as the one
-    input's dtype (uint8 pixels 0-255, cast; no rescaling), labelled by their folder."""
+    input's dtype (uint8 pixels 0-255, cast; no rescaling), labelled by their folder
+    (`labelled=False`: every image under `directory`, new data to predict on)."""
     field = next(iter(inputs.values()))
     size = tuple(image_size)
     shape = (*size, CHANNELS[color_mode])
@@ -126,11 +134,12 @@ def image_folder(
     reading = Reading(
         one_input, target, shape, field.dtype, read, IMAGE_FAILED, IMAGE_FILE_CAP
     )
-    return listed_folder(directory, extensions, targets, reading)
+    return listed_folder(directory, extensions, targets, reading, labelled)
 
 
-def text_folder(directory, inputs, targets):
-    """The `.txt` files in `directory`'s class sub-folders, one text each (UTF-8)."""
+def text_folder(directory, inputs, targets, labelled=True):
+    """The `.txt` files in `directory`'s class sub-folders, one text each (UTF-8)
+    (`labelled=False`: every `.txt` file under `directory`, new data to predict on)."""
 
     def read(path):
         text = tf.io.read_file(path)
@@ -142,7 +151,7 @@ def text_folder(directory, inputs, targets):
     reading = Reading(
         one_input, target, (), tf.string, read, TEXT_FAILED, TEXT_FILE_CAP
     )
-    return listed_folder(directory, ("txt",), targets, reading)
+    return listed_folder(directory, ("txt",), targets, reading, labelled)
 
 
 def names_of(inputs, targets):
@@ -170,9 +179,12 @@ def pixels(image, dtype):
     return tf.cast(image, dtype)
 
 
-def listed_folder(directory, extensions, targets, reading):
+def listed_folder(directory, extensions, targets, reading, labelled=True):
     """The folder's files and class ids; UserError for a missing folder, fewer than two
-    class folders, an empty one, or classes unlike the target's."""
+    class folders, an empty one, or classes unlike the target's. Not `labelled`: every
+    file under the folder (class id 0), sorted."""
+    if not labelled:
+        return unlabelled_files(directory, extensions, targets, reading)
     found = class_files(directory, extensions, reading.cap)
     field = targets[reading.target]
     names = class_names_of(found, field, directory)
@@ -185,6 +197,19 @@ def listed_folder(directory, extensions, targets, reading):
     print(f"{directory}: {len(paths)} {kinds} in {len(names)} classes")
     labels = np.array(labels).astype(field.dtype)
     return FileExamples(np.array(paths), labels, names, reading)
+
+
+def unlabelled_files(directory, extensions, targets, reading):
+    """Every file of `extensions` under `directory` (new data), by path; UserError for a
+    missing folder or one without such a file."""
+    if not tf.io.gfile.isdir(directory):
+        raise UserError(f"{directory}: no such folder")
+    paths = list(files_under(directory, extensions, reading.cap).values())
+    if not paths:
+        kinds = ", ".join(f".{e}" for e in extensions)
+        raise UserError(f"{directory}: no {kinds} file in it")
+    dtype = targets[reading.target].dtype
+    return FileExamples(np.array(paths), np.zeros(len(paths), dtype), (), reading)
 
 
 def class_names_of(found, field, directory):

@@ -13,6 +13,31 @@ def _used(entries: list[tuple[object, list[str]]]) -> list[str]:
     return [line for used, lines in entries for line in lines if used]
 
 
+def option_lines(v: View) -> list[str]:
+    """OUTPUT_DIR, EPOCHS (and CPU_REPLICAS): the options' defaults, defined before TensorFlow is
+    imported, as the options are read then (`--help` answers without it)."""
+    d = v.distribution
+    return _used(
+        [
+            (True, [f"OUTPUT_DIR = {v.output_dir}", f"EPOCHS = {v.epochs}"]),
+            (
+                d.cpu_replicas,
+                [f"CPU_REPLICAS = {d.cpu_replicas}  # logical CPU devices to mirror over (a testing aid)"],
+            ),
+        ]
+    )
+
+
+def parse_arguments(v: View) -> str:
+    """`rt.parse_args`'s arguments after `argv`: the script's docstring and options' defaults."""
+    arguments = ["__doc__", "EPOCHS", "OUTPUT_DIR"]
+    if v.distribution.cpu_replicas:
+        arguments.append("cpu_replicas=CPU_REPLICAS")
+    if v.predict:
+        arguments.append("predicts=True")
+    return ", ".join(arguments)
+
+
 def setting_lines(v: View) -> list[str]:
     """From SPEC_DIR to STEPS_PER_EXECUTION: where the script is, and the batches it makes."""
     d, s = v.data, v.step
@@ -23,7 +48,7 @@ def setting_lines(v: View) -> list[str]:
                 v.spec_dir,
                 [f"SPEC_DIR = Path(__file__).resolve().parent / {v.spec_dir}  # user modules: see rt.function"],
             ),
-            (True, [f"EPOCHS = {v.epochs}", f"GLOBAL_BATCH_SIZE = {d.batch_size}"]),
+            (True, [f"GLOBAL_BATCH_SIZE = {d.batch_size}"]),
             (d.has_validation, [f"VALIDATION_BATCH_SIZE = {d.validation_batch_size}"]),
             (d.shuffle, [f"SHUFFLE_BUFFER = {d.shuffle}"]),
             (d.split, [f"VALIDATION_SPLIT = {d.split}"]),
@@ -95,7 +120,6 @@ def _phases(v: View) -> list[str]:
 def _distribution(v: View) -> list[tuple[object, list[str]]]:
     d = v.distribution
     return [
-        (d.cpu_replicas, [f"CPU_REPLICAS = {d.cpu_replicas}  # logical CPU devices to mirror over (a testing aid)"]),
         (d.timeout, [f"COLLECTIVE_TIMEOUT_SECONDS = {d.timeout}  # a collective waiting longer for a peer fails"]),
     ]
 

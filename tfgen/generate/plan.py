@@ -21,7 +21,7 @@ from tfgen.generate.code_lines import (
     LOSS_TOTAL_CODE,
     STRATEGY_LINES,
 )
-from tfgen.generate.constants_plan import run_setting_lines, setting_lines
+from tfgen.generate.constants_plan import option_lines, parse_arguments, run_setting_lines, setting_lines
 from tfgen.generate.custom_plan import custom_view
 from tfgen.generate.decisions import Jit, Placement, resolve_in_memory, resolve_jit, strings_reason
 from tfgen.generate.example_weights import example_weights_view
@@ -29,6 +29,7 @@ from tfgen.generate.identity import data_files, source_files, state_sha256
 from tfgen.generate.model_plan import model_view, model_words
 from tfgen.generate.phase_plan import phase_view, rate_factors
 from tfgen.generate.plan_data import data_sources, load_data_returns, test_fields
+from tfgen.generate.predict_plan import predict_view
 from tfgen.generate.runtime import RUNTIME_VERSION, missing_line
 from tfgen.generate.source_plan import description, source_templates, source_view
 from tfgen.generate.views import (
@@ -146,7 +147,14 @@ def make_view(
         phases=phase_view(spec),
         distillation=distillation_view(spec),
     )
-    return replace(view, settings=setting_lines(view), run_settings=run_setting_lines(view))
+    view = replace(view, predict=predict_view(spec, view))
+    return replace(
+        view,
+        options=option_lines(view),
+        parse_arguments=parse_arguments(view),
+        settings=setting_lines(view),
+        run_settings=run_setting_lines(view),
+    )
 
 
 def _chunk_ends(spec: Spec) -> list[str]:

@@ -124,6 +124,7 @@ class SourceView:
     compression: str = "None"
     dataset: str = ""  # keras, tfds: the dataset's name
     split: str = ""
+    predict: PredictView | None = None  # the predict and evaluate commands (None: the script has none)
     options: list[str] = field(default_factory=list)  # csv: `name=literal` keyword arguments not at their default
     read_call: str = ""  # load_data's call that reads it (tfgen.generate.source_plan)
     draw_line: str = ""  # load_data's line that draws random arrays for its part instead
@@ -429,6 +430,18 @@ class RuntimeView:
 
 
 @dataclass(frozen=True)
+class PredictView:
+    """The script's `predict` and `evaluate` commands (tfgen.generate.predict_plan)."""
+
+    read_call: str | None  # read_new_data's call: the training source's, on `path` (None: refused)
+    refusal: str  # the line run_command raises when read_call is None
+    path_note: str  # read_new_data's docstring: what `path` is, when not a file or folder
+    pipeline: str  # the script's pipeline that batches new data in order
+    logits: str  # LOGITS: the class targets whose outputs are logits
+    total: str  # rt.evaluate_model's `total=` argument (weighted losses), else ""
+
+
+@dataclass(frozen=True)
 class View:
     header: dict[str, str]
     runtime: RuntimeView
@@ -459,6 +472,9 @@ class View:
     # The script's constants, line by line: before INPUTS (SPEC_DIR..STEPS_PER_EXECUTION) and
     # after TARGETS (SYNTHETIC_TRAIN_EXAMPLES..PROFILE_STEPS); tfgen.generate.constants_plan.
     settings: list[str] = field(default_factory=list)
+    predict: PredictView | None = None  # the predict and evaluate commands (None: the script has none)
+    options: list[str] = field(default_factory=list)  # the options' defaults, before TensorFlow's import
+    parse_arguments: str = ""  # rt.parse_args's arguments after argv
     run_settings: list[str] = field(default_factory=list)
     imports: list[str] = field(default_factory=list)  # beside keras, tf and rt: an algorithm's (numpy)
 
