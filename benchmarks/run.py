@@ -170,6 +170,7 @@ MODES = {
     "smoke": {"cases": ["mlp"], "rounds": 1, "scale": 0.005, "epochs": 3, "starts": 1},
 }
 TURNS_ENV = "TFGEN_BENCH_TURNS"  # where a worker asks the driver for its turns (see Turns)
+WIDTH_ENV = "TFGEN_BENCH_WIDTH"  # a worker's Dense width multiplier (`widen`), for scaling.py --growth
 STREAM_BUDGET_BYTES = 2**20  # the in-memory budget the `mlp_npz_stream` worker gives the script
 # fit_tuned's fixed steps_per_execution: where the generated loop's `auto` starts (it doubles while calls are short)
 TUNED_STEPS_PER_EXECUTION = 100
@@ -260,7 +261,16 @@ def benchmark_spec(case: dict, examples: int, epochs: int, data: Path | None = N
     spec["data"] = {"train": train}
     spec["train"] = {"epochs": epochs}
     spec["checkpoint"] = {"every_epochs": 1000, "keep": 1}
+    widen(spec, float(os.environ.get(WIDTH_ENV, "1")))
     return spec
+
+
+def widen(spec: dict, width: float) -> None:
+    """Multiply the units of the spec's shared Dense layers by `width` (the model scaling of
+    benchmarks/scaling.py --growth; its heads keep theirs)."""
+    for layer in spec["model"].get("layers", []):
+        if isinstance(layer, dict) and layer.get("type") == "Dense":
+            layer["units"] = max(1, round(layer["units"] * width))
 
 
 def files_source(case: dict, data: Path) -> dict:
@@ -771,10 +781,18 @@ def median_start(items: list[dict]) -> dict:
 
 
 def run_case(
-    case: str, systems: list[str], examples: int, epochs: int, timeout: float, files: dict, starts: int = 1
+    case: str,
+    systems: list[str],
+    examples: int,
+    epochs: int,
+    timeout: float,
+    files: dict,
+    starts: int = 1,
+    env: dict | None = None,
 ) -> list[dict]:
     """Each system's result on `case`: each runs in a process of its own, all in lockstep.
-    `starts`: for a case timed from process start, the processes of each system, in turns."""
+    `starts`: for a case timed from process start, the processes of each system, in turns;
+    `env`: more of the workers' environment."""
     if "script" in files:  # whole processes, timed from their start: one at a time, in turns
         runs = {system: [] for system in systems}
         for _ in range(starts):
@@ -783,7 +801,7 @@ def run_case(
         return [median_start(items) for items in runs.values()]
     with tempfile.TemporaryDirectory(prefix="tfgen-turns-") as folder, contextlib.ExitStack() as stack:
         workers = [
-            start_worker(stack, Path(folder, str(index)), case, system, examples, epochs, files.get("data"))
+            start_worker(stack, Path(folder, str(index)), case, system, examples, epochs, files.get("data"), env)
             for index, system in enumerate(systems)
         ]
         return run_in_lockstep(workers, time.monotonic() + timeout)
@@ -1072,6 +1090,26 @@ def peer_lines(results: list[dict]) -> list[str]:
     return lines
 
 
+def growth_lines(points: list[dict]) -> list[str]:
+    """The report's table: each point's epoch time, and its growth from 1x, loop and best fit."""
+    first = {point["grows"]: point for point in points if point["factor"] == 1}
+    first["model"] = first.get("model", first["data"])  # the model's 1x is the data's
+    lines = [
+        "| grows | factor | examples | parameters | generated (s/epoch) | its growth "
+        + "| best fit (s/epoch) | its growth |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for point in points:
+        start = first[point["grows"]]
+        ours, peer = point["seconds"]["tfgen"], point["seconds"][point["best_fit"]]
+        theirs = start["seconds"][start["best_fit"]]
+        cells = [point["grows"], f"{point['factor']}x", f"{point['examples']:,}", f"{point['parameters']:,}"]
+        cells += [f"{ours:.2f}", f"{ours / start['seconds']['tfgen']:.1f}x"]
+        cells += [f"{peer:.2f} ({point['best_fit'].replace('fit_', '')})", f"{peer / theirs:.1f}x"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def ratios(result: dict, reference: dict, key: str) -> tuple[float, list[float]]:
     """`result[key] / reference[key]`, and the same ratio round by round (where both kept them)."""
     ratio = result[key] / reference[key]
@@ -1090,6 +1128,7 @@ def write_report(
     command: str,
     docs: Path,
     kept: list[str] | None = None,
+    growth: dict | None = None,
 ) -> None:
     measured = f"Measured by `{command}` ({mode} mode, {seconds / 60:.1f} minutes) on {machine()}."
     if kept:  # --merge: the other cases' rows are the earlier run's
@@ -1154,6 +1193,19 @@ def write_report(
             "",
             "The generated script runs as a user runs it (checkpoint every epoch, validation, early",
             "stopping); `fit` runs the same model on the script's pipelines with `validation_data`.",
+            "",
+        ]
+    if growth:
+        lines += [
+            "## Scaling with the data and the model (`mlp`)",
+            "",
+            *growth_lines(growth["points"]),
+            "",
+            f"Measured by `{growth['command']}`: the `mlp` case's generated loop and default and tuned",
+            "`fit` in lockstep at each point, seconds per epoch (median after the first of",
+            f"{growth['epochs']} epochs); the data grown at the 1x model, the model (its Dense layers",
+            "widened) at the 1x data; its growth: against the 1x point of the same system (best fit:",
+            "the faster fit at each point).",
             "",
         ]
     lines += [
@@ -1221,6 +1273,14 @@ def write_report(
         print("matplotlib is not installed: no chart (pip install -e '.[bench]')", file=sys.stderr)
 
 
+def measure_growth(path: Path, measure: bool) -> dict | None:
+    """`scaling.py --growth` into `path` if `measure`; the growth results at `path` if any."""
+    if measure:
+        script = Path(__file__).with_name("scaling.py")
+        subprocess.run([sys.executable, str(script), "--growth", "--out", str(path)], check=True)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -1230,6 +1290,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", nargs="+", choices=list(CASES), help="run only these cases")
     parser.add_argument("--merge", action="store_true", help="replace these cases in the existing results")
     parser.add_argument("--rounds", type=int, help="rounds (default: 2 full, 1 quick, 1 smoke)")
+    parser.add_argument("--growth", action="store_true", help="also measure scaling.py --growth (the full run does)")
     parser.add_argument("--worker", nargs=2, metavar=("CASE", "SYSTEM"))
     parser.add_argument("--examples", type=int)
     parser.add_argument("--epochs", type=int)
@@ -1300,9 +1361,13 @@ def main(argv: list[str] | None = None) -> int:
         command += " --cases " + " ".join(args.cases) + (" --merge" if args.merge else "")
     if args.rounds:
         command += f" --rounds {args.rounds}"
+    if args.growth:
+        command += " --growth"
     args.docs.mkdir(parents=True, exist_ok=True)
     kept_cases = list(dict.fromkeys(r["case"] for r in kept))
-    write_report(results, verdicts, builds, mode, time.perf_counter() - started, command, args.docs, kept_cases)
+    growth = measure_growth(args.results.parent / "growth.json", mode == "full" or args.growth)
+    elapsed = time.perf_counter() - started
+    write_report(results, verdicts, builds, mode, elapsed, command, args.docs, kept_cases, growth)
     for description, case, value, met, rounds in verdicts:
         verdict = "report" if met is None else "met   " if met else "MISSED"
         each = f" (rounds: {', '.join(f'{ratio:.2f}' for ratio in rounds)})" if rounds else ""
