@@ -68,7 +68,6 @@ def test_targets_give_each_rounds_ratio_beside_the_ratio_of_the_medians():
     assert verdict[4] == []  # one round (or rounds that do not pair): no column to show
 
 
-
 def recorded(case, system, speed, rounds=None):
     """A result row as the driver records it (examples/s, and each round's when it kept them)."""
     row = {"case": case, "system": system, "epochs": 4, "examples_per_second": speed}
