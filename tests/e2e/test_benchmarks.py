@@ -126,6 +126,29 @@ def test_a_case_without_tuned_fit_or_a_bound_shows_a_dash_for_them():
     assert {v[1] for v in run.evaluate(results) if "best fit" in v[0] or "limit" in v[0]} == {"gan"}
 
 
+def test_the_scaling_table_gives_each_points_growth_from_1x_for_the_loop_and_the_faster_fit():
+    run = load_module(ROOT / "benchmarks" / "run.py")
+
+    def point(grows, factor, tfgen, default, tuned):
+        seconds = {"tfgen": tfgen, "fit_default": default, "fit_tuned": tuned}
+        best = min(("fit_default", "fit_tuned"), key=seconds.get)
+        return {
+            "grows": grows,
+            "factor": factor,
+            "examples": 1000 * factor,
+            "parameters": 10,
+            "seconds": seconds,
+            "best_fit": best,
+        }
+
+    points = [point("data", 1, 1.0, 3.0, 2.0), point("data", 4, 4.0, 12.0, 6.0), point("model", 16, 8.0, 30.0, 40.0)]
+    lines = run.growth_lines(points)
+    assert lines[2] == "| data | 1x | 1,000 | 10 | 1.00 | 1.0x | 2.00 (tuned) | 1.0x |"
+    assert lines[3] == "| data | 4x | 4,000 | 10 | 4.00 | 4.0x | 6.00 (tuned) | 3.0x |"
+    # The model's growth is from the 1x point (the data's); its faster fit there was tuned.
+    assert lines[4] == "| model | 16x | 16,000 | 10 | 8.00 | 8.0x | 30.00 (default) | 15.0x |"
+
+
 # A worker of the lockstep tests: sets up for `setup` seconds, then takes a turn per epoch and
 # records when each epoch ran (wall clock) and what its clock that leaves out the waits read;
 # a thread of its own ticks all along (as a tf.data prefetch would work between epochs).
