@@ -1,6 +1,6 @@
 """Benchmark tfgen's generated loops against model.fit, the naive loop and each case's limit.
 
-    python benchmarks/run.py            # the full run (about 45 minutes on 2 cores)
+    python benchmarks/run.py            # the full run (about an hour on 2 cores, with scaling.py --growth)
     python benchmarks/run.py --quick    # the MLP, the CNN and the streamed cases, smaller, one round: ~8 minutes
     python benchmarks/run.py --smoke    # tiny sizes, for the test suite
 
