@@ -1,6 +1,6 @@
-"""Benchmark tfgen's generated loops against model.fit, the naive loop and the hardware limit.
+"""Benchmark tfgen's generated loops against model.fit, the naive loop and each case's limit.
 
-    python benchmarks/run.py            # the full run (about 45 minutes on 2 cores)
+    python benchmarks/run.py            # the full run (about an hour on 2 cores, with scaling.py --growth)
     python benchmarks/run.py --quick    # the MLP, the CNN and the streamed cases, smaller, one round: ~8 minutes
     python benchmarks/run.py --smoke    # tiny sizes, for the test suite
 
@@ -15,9 +15,18 @@ Systems, on the same model, data, batch size and machine:
   fit_tuned     model.fit with steps_per_execution and jit_compile=True
   naive         the seed articles' loop: a @tf.function step called from a Python for-loop
   tfgen         the generated loop from the spec with no performance option (defaults)
-  limit         a bare XLA-compiled step over batches sliced from in-memory tensors, no metrics
-  limit_metrics the limit, its step also returning the loss and the hit count, summed over the epoch
-                in the loop (the figures the generated loop logs); the MLP cases only
+  input_alone   the generated script with its step replaced by one that only reads each batch:
+                its own input (the tf.data pipeline, or its in-memory slices), nothing trained
+  step_alone    the generated script on batches already in memory: a streamed pipeline's
+                first epoch cached and replayed (in-memory data already is)
+  xla_epoch     a hand-written reference: a bare XLA-compiled step over batches sliced from
+                in-memory tensors, one tf.function per epoch, no metrics (the in-memory cases)
+  xla_epoch_metrics  the same, its step also returning the loss and the hit count, summed over
+                the epoch (the figures the generated loop logs); the MLP cases only
+
+Derived per case (`derived`): `best_fit`, the faster of fit_default and fit_tuned (the peer every
+headline ratio is against), and `limit`, the slower of input_alone and step_alone (its `bound`:
+input or compute). A case without those systems shows "-".
 
 Streamed cases (TFRecord shards, an .npz source above the in-memory budget, bucketed sequences)
 compare the generated loop with `fit` over the script's own `build_datasets()` pipeline; the
@@ -45,9 +54,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # tfgen, and tfgen.datasets for the sequences case
-SYSTEMS = ["fit_default", "fit_tuned", "naive", "tfgen", "limit"]
-ALL_SYSTEMS = [*SYSTEMS, "limit_metrics"]  # limit_metrics: the MLP cases only
-STREAMED = ["fit_default", "fit_tuned", "tfgen"]  # the limit and the naive loop slice arrays in memory
+# The systems that bound a case: its input alone and its step alone (the case's limit is the slower).
+BOUNDS = ["input_alone", "step_alone"]
+SYSTEMS = ["fit_default", "fit_tuned", "naive", "tfgen", *BOUNDS, "xla_epoch"]
+ALL_SYSTEMS = [*SYSTEMS, "xla_epoch_metrics"]  # xla_epoch_metrics: the MLP cases only
+# The naive loop and the XLA epoch slice arrays in memory: not on streamed data.
+STREAMED = ["fit_default", "fit_tuned", "tfgen", *BOUNDS]
 # case: spec, examples, batch size, precision, epochs (full run); `source`: how the data reaches the
 # script (default: synthetic arrays, in memory); `systems` when not all of them apply. More epochs
 # where one epoch tells least: this machine's speed has two modes ~2.5x apart that switch within
@@ -71,7 +83,7 @@ CASES = {
         "batch": 32,
         "precision": "float32",
         "epochs": 16,
-        "systems": ["fit_tuned", "tfgen", "limit", "limit_metrics"],
+        "systems": ["fit_tuned", "tfgen", *BOUNDS, "xla_epoch", "xla_epoch_metrics"],
     },
     "cnn": {"spec": "specs/cifar.yaml", "examples": 1920, "batch": 128, "precision": "float32", "epochs": 4},
     "cnn_mixed": {
@@ -143,7 +155,7 @@ CASES = {
         "precision": "float32",
         "epochs": 5,
         "source": "startup",
-        "systems": STREAMED,
+        "systems": ["fit_default", "fit_tuned", "tfgen"],  # whole processes: no bound of its own
     },
 }
 MODES = {
@@ -158,6 +170,7 @@ MODES = {
     "smoke": {"cases": ["mlp"], "rounds": 1, "scale": 0.005, "epochs": 3, "starts": 1},
 }
 TURNS_ENV = "TFGEN_BENCH_TURNS"  # where a worker asks the driver for its turns (see Turns)
+WIDTH_ENV = "TFGEN_BENCH_WIDTH"  # a worker's Dense width multiplier (`widen`), for scaling.py --growth
 STREAM_BUDGET_BYTES = 2**20  # the in-memory budget the `mlp_npz_stream` worker gives the script
 # fit_tuned's fixed steps_per_execution: where the generated loop's `auto` starts (it doubles while calls are short)
 TUNED_STEPS_PER_EXECUTION = 100
@@ -248,7 +261,16 @@ def benchmark_spec(case: dict, examples: int, epochs: int, data: Path | None = N
     spec["data"] = {"train": train}
     spec["train"] = {"epochs": epochs}
     spec["checkpoint"] = {"every_epochs": 1000, "keep": 1}
+    widen(spec, float(os.environ.get(WIDTH_ENV, "1")))
     return spec
+
+
+def widen(spec: dict, width: float) -> None:
+    """Multiply the units of the spec's shared Dense layers by `width` (the model scaling of
+    benchmarks/scaling.py --growth; its heads keep theirs)."""
+    for layer in spec["model"].get("layers", []):
+        if isinstance(layer, dict) and layer.get("type") == "Dense":
+            layer["units"] = max(1, round(layer["units"] * width))
 
 
 def files_source(case: dict, data: Path) -> dict:
@@ -440,33 +462,8 @@ def run_worker(
     rss: list[float] = []
     turns = Turns(os.environ.get(TURNS_ENV))
 
-    if system == "tfgen":
-        append = module.rt.History.append
-
-        def recording(history, row):  # called once per epoch, after it
-            append(history, row)
-            epoch_seconds.append(row["epoch_seconds"])
-            rss.append(rss_mb())
-
-        train_epoch = module.train_epoch
-
-        def in_turn(*args):  # the script's clocks (TurnTime) leave out the wait
-            turns.take()
-            return train_epoch(*args)
-
-        module.rt.History.append = recording
-        module.train_epoch = in_turn
-        module.time = module.rt.trainer.time = TurnTime(turns)
-        if case.get("source") == "npz":
-            module.rt.trainer.IN_MEMORY_BUDGET_BYTES = STREAM_BUDGET_BYTES  # read by use_data
-        try:
-            history = module.main(["--output-dir", str(folder / "run"), "--fresh"])
-        finally:
-            module.rt.History.append = append
-            module.train_epoch = train_epoch
-            module.time = module.rt.trainer.time = time
-        # The generated loop times its training phase itself (examples_per_second).
-        throughput = [row["examples_per_second"] for row in history]
+    if system in ("tfgen", *BOUNDS):
+        throughput = train_script(module, case, system, folder, turns, epoch_seconds, rss)
     else:
         if case["precision"] != "float32":
             keras.mixed_precision.set_global_policy(case["precision"])
@@ -532,12 +529,12 @@ def run_worker(
                     float(loss)
                     epoch_seconds.append(time.perf_counter() - started)
                     rss.append(rss_mb())
-            else:  # limit, limit_metrics
+            else:  # xla_epoch, xla_epoch_metrics
                 x_all = {k: tf.convert_to_tensor(v) for k, v in features.items()}
                 y_all = {k: tf.convert_to_tensor(v) for k, v in targets.items()}
                 optimizer.build(variables)
-                epoch_fn = limit_epoch(model, optimizer, spec, (x_all, y_all), examples, batch, system)
-                logged = []  # limit_metrics: each epoch's mean loss and accuracy, read as an epoch line would
+                epoch_fn = xla_epoch(model, optimizer, spec, (x_all, y_all), examples, batch, system)
+                logged = []  # xla_epoch_metrics: each epoch's mean loss and accuracy, read as an epoch line would
 
                 for epoch in range(epochs):
                     turns.take()
@@ -569,17 +566,84 @@ def run_worker(
     }
 
 
-def limit_epoch(model, optimizer, spec: dict, arrays, examples: int, batch: int, system: str):
-    """The limit's epoch: one tf.function looping over an XLA-compiled step on in-memory slices.
+def train_script(module, case: dict, system: str, folder: Path, turns, epoch_seconds: list, rss: list) -> list:
+    """Run the generated script's `main` (`tfgen`), or it bounded to its input or its step
+    (`input_alone`, `step_alone`: see `alone`), in turns; each epoch's examples/s as it logs them."""
+    append = module.rt.History.append
 
-    `limit` returns nothing from the step; `limit_metrics` also computes what the generated loop
+    def recording(history, row):  # called once per epoch, after it
+        append(history, row)
+        epoch_seconds.append(row["epoch_seconds"])
+        rss.append(rss_mb())
+
+    train_epoch = module.train_epoch
+
+    def in_turn(*args):  # the script's clocks (TurnTime) leave out the wait
+        turns.take()
+        return train_epoch(*args)
+
+    module.rt.History.append = recording
+    module.train_epoch = in_turn
+    module.time = module.rt.trainer.time = TurnTime(turns)
+    if case.get("source") == "npz":
+        module.rt.trainer.IN_MEMORY_BUDGET_BYTES = STREAM_BUDGET_BYTES  # read by use_data
+    alone(module, system)
+    try:
+        history = module.main(["--output-dir", str(folder / "run"), "--fresh"])
+    finally:
+        module.rt.History.append = append
+        module.train_epoch = train_epoch
+        module.time = module.rt.trainer.time = time
+    # The generated loop times its training phase itself (examples_per_second).
+    return [row["examples_per_second"] for row in history]
+
+
+def alone(module, system: str) -> None:
+    """Bound the script to one side of its epoch, through its own loop (`StandardTrainer`):
+
+    `input_alone`: its step only reads each batch (a checksum of every numeric tensor's first
+    value into a variable, so nothing is pruned) and trains nothing: what remains is its input,
+    the tf.data pipeline iterated to exhaustion or its in-memory slices. Not XLA-compiled.
+    `step_alone`: its training batches already in memory: a streamed pipeline's first epoch is
+    cached (filled whole, untimed, when the trainer first asks for it, as it counts its batches)
+    and replayed every epoch; in-memory data already is, so there it is the loop itself."""
+    import tensorflow as tf
+
+    if system == "input_alone":
+        sink = tf.Variable(0.0, trainable=False)
+
+        def read_only_step(self, features, targets, carried):
+            tensors = [t for t in tf.nest.flatten((features, targets)) if t.dtype != tf.string]
+            sink.assign_add(tf.add_n([tf.cast(tf.reshape(t, [-1])[0], tf.float32) for t in tensors]))
+            return carried
+
+        module.Trainer.train_step = read_only_step
+        module.Trainer.compile_step_if_long = lambda self, steps: None
+    elif system == "step_alone":
+        pipeline = module.train_pipeline
+        replayed = {}
+
+        def cached_pipeline(train, epoch=1):
+            if "batches" not in replayed:  # first called as the trainer counts its batches
+                batches = pipeline(train, 1).cache()
+                batches.reduce(0, lambda count, _: count + 1)  # filled whole (a part is not kept)
+                replayed["batches"] = batches
+            return replayed["batches"]
+
+        module.train_pipeline = cached_pipeline
+
+
+def xla_epoch(model, optimizer, spec: dict, arrays, examples: int, batch: int, system: str):
+    """A hand-written epoch: one tf.function looping over an XLA-compiled step on in-memory slices.
+
+    `xla_epoch` returns nothing from the step; `xla_epoch_metrics` also computes what the generated loop
     logs (the loss and the hit count, as the `loss` and accuracy of its history), summed over the
     epoch as loop values: the epoch returns the mean loss and the accuracy."""
     import tensorflow as tf
 
     x_all, y_all = arrays
     steps = examples // batch
-    with_metrics = system == "limit_metrics"
+    with_metrics = system == "xla_epoch_metrics"
     losses, weights = spec_losses(spec)
     variables = model.trainable_variables
 
@@ -719,10 +783,18 @@ def median_start(items: list[dict]) -> dict:
 
 
 def run_case(
-    case: str, systems: list[str], examples: int, epochs: int, timeout: float, files: dict, starts: int = 1
+    case: str,
+    systems: list[str],
+    examples: int,
+    epochs: int,
+    timeout: float,
+    files: dict,
+    starts: int = 1,
+    env: dict | None = None,
 ) -> list[dict]:
     """Each system's result on `case`: each runs in a process of its own, all in lockstep.
-    `starts`: for a case timed from process start, the processes of each system, in turns."""
+    `starts`: for a case timed from process start, the processes of each system, in turns;
+    `env`: more of the workers' environment."""
     if "script" in files:  # whole processes, timed from their start: one at a time, in turns
         runs = {system: [] for system in systems}
         for _ in range(starts):
@@ -731,7 +803,7 @@ def run_case(
         return [median_start(items) for items in runs.values()]
     with tempfile.TemporaryDirectory(prefix="tfgen-turns-") as folder, contextlib.ExitStack() as stack:
         workers = [
-            start_worker(stack, Path(folder, str(index)), case, system, examples, epochs, files.get("data"))
+            start_worker(stack, Path(folder, str(index)), case, system, examples, epochs, files.get("data"), env)
             for index, system in enumerate(systems)
         ]
         return run_in_lockstep(workers, time.monotonic() + timeout)
@@ -914,14 +986,16 @@ def machine() -> str:
 
 
 TARGETS = [
-    # (description, case, system, reference system, minimum ratio; None: reported only)
+    # (description, case, system, reference system, minimum ratio; None: reported only);
+    # best_fit and limit: the derived rows (`derived`)
+    ("generated (defaults) >= 1.1x the best fit, every case", "*", "tfgen", "best_fit", 1.1),
+    ("generated (defaults) >= 0.9x the case's limit, every case", "*", "tfgen", "limit", 0.9),
     ("generated (defaults) >= 3x default fit, MLP", "mlp", "tfgen", "fit_default", 3.0),
-    ("generated (defaults) >= 1.0x tuned fit, every case", "*", "tfgen", "fit_tuned", 1.0),
-    # The bare limit computes nothing the loop logs: reported beside the target, not a target.
-    ("generated (defaults) against the bare limit, MLP", "mlp", "tfgen", "limit", None),
-    ("generated (defaults) against the bare limit, MLP", "mlp_short", "tfgen", "limit", None),
-    ("generated (defaults) >= 0.95x the limit with metrics, MLP", "mlp", "tfgen", "limit_metrics", 0.95),
-    ("generated (defaults) >= 0.95x the limit with metrics, MLP", "mlp_short", "tfgen", "limit_metrics", 0.95),
+    # The XLA epoch computes nothing the loop logs: reported beside the target, not a target.
+    ("generated (defaults) against the bare XLA epoch, MLP", "mlp", "tfgen", "xla_epoch", None),
+    ("generated (defaults) against the bare XLA epoch, MLP", "mlp_short", "tfgen", "xla_epoch", None),
+    ("generated (defaults) >= 0.95x the XLA epoch with metrics, MLP", "mlp", "tfgen", "xla_epoch_metrics", 0.95),
+    ("generated (defaults) >= 0.95x the XLA epoch with metrics, MLP", "mlp_short", "tfgen", "xla_epoch_metrics", 0.95),
     ("generated >= 1.5x the naive loop, MLP", "mlp", "tfgen", "naive", 1.5),
     ("generated (defaults) >= 1.5x default fit, streamed MLP", "mlp_tfrecord", "tfgen", "fit_default", 1.5),
 ]
@@ -935,7 +1009,7 @@ def evaluate(results: list[dict]) -> list[tuple[str, str, float, bool | None, li
     """(description, case, ratio, met, each round's ratio) per target and case measured; met is
     None for a ratio reported without a target. The ratio is of the medians over rounds; each
     round's pairs the two systems' runs of that round (epochs in turn: `run_in_lockstep`)."""
-    table = {(r["case"], r["system"]): r for r in results}
+    table = {(r["case"], r["system"]): r for r in [*results, *derived(results)]}
     cases = sorted({r["case"] for r in results})
     verdicts = []
     for description, case, system, reference, minimum in TARGETS:
@@ -952,6 +1026,90 @@ def evaluate(results: list[dict]) -> list[tuple[str, str, float, bool | None, li
             growth = r.get("rss_growth_10_epochs_mb", r["rss_growth_mb"]) / r["rss_after_warmup_mb"]
             verdicts.append(("RSS growth < 2% over 10 epochs", r["case"], growth, growth < 0.02, []))
     return verdicts
+
+
+def derived(results: list[dict]) -> list[dict]:
+    """Each case's peer and limit, as result rows of their own (for `ratios`):
+
+    `best_fit`: the faster (by the median over rounds) of default and tuned fit measured, its
+    `peer` naming which; `limit`: the slower of `input_alone` and `step_alone` (both needed),
+    round by round, its `bound` "input" or "compute" (by the medians). A case without them has
+    no such row (the report shows "-")."""
+    table = {(r["case"], r["system"]): r for r in results if r.get("examples_per_second")}
+    rows = []
+    for case in dict.fromkeys(r["case"] for r in results):
+        fits = [table[case, system] for system in ("fit_default", "fit_tuned") if (case, system) in table]
+        if fits:
+            best = max(fits, key=lambda r: r["examples_per_second"])
+            rows.append({**best, "system": "best_fit", "peer": best["system"]})
+        bounds = [table[case, system] for system in BOUNDS if (case, system) in table]
+        if len(bounds) < len(BOUNDS):
+            continue
+        slower = min(bounds, key=lambda r: r["examples_per_second"])
+        limit = {
+            "case": case,
+            "system": "limit",
+            "examples_per_second": slower["examples_per_second"],
+            "bound": "input" if slower["system"] == "input_alone" else "compute",
+        }
+        rounds = [r.get("rounds_examples_per_second", []) for r in bounds]
+        if rounds[0] and len(rounds[0]) == len(rounds[1]):
+            limit["rounds_examples_per_second"] = [min(pair) for pair in zip(*rounds, strict=True)]
+        rows.append(limit)
+    return rows
+
+
+def peer_lines(results: list[dict]) -> list[str]:
+    """The report's table of each case's generated loop against its best fit and its limit."""
+    table = {(r["case"], r["system"]): r for r in [*results, *derived(results)]}
+
+    def speed(case, system):
+        row = table.get((case, system))
+        return f"{row['examples_per_second']:,.0f}" if row and row.get("examples_per_second") else "-"
+
+    def against(case, reference):
+        if not (table.get((case, "tfgen"), {}).get("examples_per_second") and (case, reference) in table):
+            return "-", "-"
+        ratio, rounds = ratios(table[case, "tfgen"], table[case, reference], "examples_per_second")
+        return f"{ratio:.2f}x", ", ".join(f"{each:.2f}x" for each in rounds) or "-"
+
+    lines = [
+        "| case | generated | default fit | tuned fit | best fit | vs best fit | each round | input alone "
+        + "| step alone | limit (bound) | vs limit | each round |",
+        "|---|---:|---:|---:|---|---:|---|---:|---:|---|---:|---|",
+    ]
+    for case in dict.fromkeys(r["case"] for r in results):
+        if not table.get((case, "tfgen"), {}).get("examples_per_second"):
+            continue  # first_epoch: timed from process start, in its own table
+        best = table.get((case, "best_fit"))
+        peer = best["peer"].replace("fit_", "") if best else "-"
+        limit = table.get((case, "limit"))
+        bound = f"{speed(case, 'limit')} ({limit['bound']})" if limit else "-"
+        cells = [case, speed(case, "tfgen"), speed(case, "fit_default"), speed(case, "fit_tuned"), peer]
+        cells += [*against(case, "best_fit"), speed(case, "input_alone"), speed(case, "step_alone"), bound]
+        cells += against(case, "limit")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def growth_lines(points: list[dict]) -> list[str]:
+    """The report's table: each point's epoch time, and its growth from 1x, loop and best fit."""
+    first = {point["grows"]: point for point in points if point["factor"] == 1}
+    first["model"] = first.get("model", first["data"])  # the model's 1x is the data's
+    lines = [
+        "| grows | factor | examples | parameters | generated (s/epoch) | its growth "
+        + "| best fit (s/epoch) | its growth |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for point in points:
+        start = first[point["grows"]]
+        ours, peer = point["seconds"]["tfgen"], point["seconds"][point["best_fit"]]
+        theirs = start["seconds"][start["best_fit"]]
+        cells = [point["grows"], f"{point['factor']}x", f"{point['examples']:,}", f"{point['parameters']:,}"]
+        cells += [f"{ours:.2f}", f"{ours / start['seconds']['tfgen']:.1f}x"]
+        cells += [f"{peer:.2f} ({point['best_fit'].replace('fit_', '')})", f"{peer / theirs:.1f}x"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def ratios(result: dict, reference: dict, key: str) -> tuple[float, list[float]]:
@@ -972,6 +1130,7 @@ def write_report(
     command: str,
     docs: Path,
     kept: list[str] | None = None,
+    growth: dict | None = None,
 ) -> None:
     measured = f"Measured by `{command}` ({mode} mode, {seconds / 60:.1f} minutes) on {machine()}."
     if kept:  # --merge: the other cases' rows are the earlier run's
@@ -984,6 +1143,18 @@ def write_report(
         "epoch each (the second round in the reverse order), and the figures are medians over rounds of",
         "the per-epoch median after the first (warm-up) epoch.",
         "This machine is shared: compare ratios within one run, not absolute numbers across runs.",
+        "",
+        "## Against the best fit and the case's limit",
+        "",
+        *peer_lines(results),
+        "",
+        "examples/s of each. Best fit: the faster of default and tuned `fit` in this run (the peer of",
+        "every headline ratio). Input alone: the generated script with a step that only reads each",
+        "batch (its own pipeline, or in-memory slices, nothing trained); step alone: the script on",
+        "batches already in memory (a streamed pipeline's first epoch cached and replayed). The limit",
+        "is the slower of the two, and names it: `input` or `compute`. Targets: >= 1.1x the best fit,",
+        ">= 0.9x the limit; each round's ratio beside the ratio of the medians. A dash: not measured",
+        "for that case.",
         "",
         "## Training throughput",
         "",
@@ -1024,6 +1195,19 @@ def write_report(
             "",
             "The generated script runs as a user runs it (checkpoint every epoch, validation, early",
             "stopping); `fit` runs the same model on the script's pipelines with `validation_data`.",
+            "",
+        ]
+    if growth:
+        lines += [
+            "## Scaling with the data and the model (`mlp`)",
+            "",
+            *growth_lines(growth["points"]),
+            "",
+            f"Measured by `{growth['command']}`: the `mlp` case's generated loop and default and tuned",
+            "`fit` in lockstep at each point, seconds per epoch (median after the first of",
+            f"{growth['epochs']} epochs); the data grown at the 1x model, the model (its Dense layers",
+            "widened) at the 1x data; its growth: against the 1x point of the same system (best fit:",
+            "the faster fit at each point).",
             "",
         ]
     lines += [
@@ -1070,7 +1254,8 @@ def write_report(
         columns = min(len(cases), 5)
         rows_of_plots = -(-len(cases) // columns)
         fig, axes = plt.subplots(rows_of_plots, columns, figsize=(3.6 * columns, 3.4 * rows_of_plots), squeeze=False)
-        colors = dict(zip(ALL_SYSTEMS, ["#999", "#777", "#c66", "#36c", "#333", "#555"], strict=False))
+        palette = ["#999", "#777", "#c66", "#36c", "#6a6", "#aa6", "#333", "#555"]
+        colors = dict(zip(ALL_SYSTEMS, palette, strict=False))
         for ax in axes.flat[len(cases) :]:
             ax.axis("off")
         for ax, case in zip(axes.flat, cases, strict=False):
@@ -1079,7 +1264,7 @@ def write_report(
             ax.bar(
                 [r["system"] for r in rows],
                 [r["first_epoch_seconds"] if seconds else r["examples_per_second"] for r in rows],
-                color=[colors[r["system"]] for r in rows],
+                color=[colors.get(r["system"], "#888") for r in rows],
             )
             ax.set_title(case)
             ax.set_ylabel("s to the first epoch's end (lower is better)" if seconds else "examples / s")
@@ -1088,6 +1273,14 @@ def write_report(
         fig.savefig(docs / "benchmarks.png", dpi=100)
     except ImportError:
         print("matplotlib is not installed: no chart (pip install -e '.[bench]')", file=sys.stderr)
+
+
+def measure_growth(path: Path, measure: bool) -> dict | None:
+    """`scaling.py --growth` into `path` if `measure`; the growth results at `path` if any."""
+    if measure:
+        script = Path(__file__).with_name("scaling.py")
+        subprocess.run([sys.executable, str(script), "--growth", "--out", str(path)], check=True)
+    return json.loads(path.read_text()) if path.exists() else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1099,6 +1292,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", nargs="+", choices=list(CASES), help="run only these cases")
     parser.add_argument("--merge", action="store_true", help="replace these cases in the existing results")
     parser.add_argument("--rounds", type=int, help="rounds (default: 2 full, 1 quick, 1 smoke)")
+    parser.add_argument("--growth", action="store_true", help="also measure scaling.py --growth (the full run does)")
     parser.add_argument("--worker", nargs=2, metavar=("CASE", "SYSTEM"))
     parser.add_argument("--examples", type=int)
     parser.add_argument("--epochs", type=int)
@@ -1169,9 +1363,13 @@ def main(argv: list[str] | None = None) -> int:
         command += " --cases " + " ".join(args.cases) + (" --merge" if args.merge else "")
     if args.rounds:
         command += f" --rounds {args.rounds}"
+    if args.growth:
+        command += " --growth"
     args.docs.mkdir(parents=True, exist_ok=True)
     kept_cases = list(dict.fromkeys(r["case"] for r in kept))
-    write_report(results, verdicts, builds, mode, time.perf_counter() - started, command, args.docs, kept_cases)
+    growth = measure_growth(args.results.parent / "growth.json", mode == "full" or args.growth)
+    elapsed = time.perf_counter() - started
+    write_report(results, verdicts, builds, mode, elapsed, command, args.docs, kept_cases, growth)
     for description, case, value, met, rounds in verdicts:
         verdict = "report" if met is None else "met   " if met else "MISSED"
         each = f" (rounds: {', '.join(f'{ratio:.2f}' for ratio in rounds)})" if rounds else ""

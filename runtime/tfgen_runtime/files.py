@@ -17,7 +17,7 @@ from .class_folders import (
 )
 from .data import first_rows, split_arrays
 from .errors import UserError
-from .image_headers import declared_size, is_oversized, oversized
+from .image_headers import declared_sizes, is_jpeg, is_oversized, jpeg_size, oversized
 
 CHANNELS = {"grayscale": 1, "rgb": 3, "rgba": 4}
 IMAGE_EXTENSIONS = ("png", "jpg", "jpeg", "bmp", "gif")
@@ -28,8 +28,14 @@ TEXT_FAILED = f"{FAILED} UTF-8 text"
 
 # How a folder's files become examples: the input and the target they fill, the input's
 # shape and dtype, `read(path)` (in the graph: the example, and why it is refused or ""),
-# what a file that fails is, and the most bytes a file may hold.
-Reading = namedtuple("Reading", "input target shape dtype read failed cap")
+# what a file that fails is, and the most bytes a file may hold. With `declare` (images),
+# the files' bytes are read first, `declare(bytes)` reads what a batch of them declares,
+# and `read(bytes, declared)` makes each file's example (see `FileExamples.decoded`).
+Reading = namedtuple(
+    "Reading", "input target shape dtype read failed cap declare", defaults=(None,)
+)
+# The files whose headers `declare` reads at once.
+DECLARED_TOGETHER = 64
 
 
 class FileExamples:
@@ -73,17 +79,42 @@ class FileExamples:
         that is refused (an image over the pixel cap) stops it naming the file and why.
         """
         reading = self.reading
+        if reading.declare is None:
 
-        def read(path, label):
-            x, refused = reading.read(path)
-            return path, x, label, refused
+            def read(path, label):
+                x, refused = reading.read(path)
+                return path, x, label, refused
 
-        done = pairs.map(read, num_parallel_calls=tf.data.AUTOTUNE).ignore_errors()
+            done = pairs.map(read, num_parallel_calls=tf.data.AUTOTUNE).ignore_errors()
+        else:
+            done = self.declared_then_read(pairs)
         empty = tf.zeros(reading.shape, reading.dtype)
         after = (tf.constant(""), empty, tf.zeros((), self.labels.dtype), "")
         ends = tf.data.Dataset.from_tensors(after).repeat()  # a gap at the end, too
         both = tf.data.Dataset.zip(pairs, done.concatenate(ends))
         return both.map(self.named, num_parallel_calls=tf.data.AUTOTUNE)
+
+    def declared_then_read(self, pairs):
+        """`(path, x, label, refused)` of the files of `pairs` whose reading has `declare`:
+        each file's bytes read in parallel, what their headers declare read a batch of
+        files at a time (a few ops per batch, not per file), then each file made an
+        example in parallel. A file that fails to be read, or to decode, is dropped."""
+        reading = self.reading
+
+        def load(path, label):
+            return path, tf.io.read_file(path), label
+
+        def declare(paths, data, labels):
+            return paths, data, labels, reading.declare(data)
+
+        def read(path, data, label, declared):
+            x, refused = reading.read(data, declared)
+            return path, x, label, refused
+
+        parallel = tf.data.AUTOTUNE
+        loaded = pairs.map(load, num_parallel_calls=parallel).ignore_errors()
+        declared = loaded.batch(DECLARED_TOGETHER).map(declare).unbatch()
+        return declared.map(read, num_parallel_calls=parallel).ignore_errors()
 
     def named(self, pair, done):
         """The example read for `pair`, or an error naming its file when it was not."""
@@ -121,10 +152,9 @@ def image_folder(
         image.set_shape(shape)
         return pixels(image, field.dtype)
 
-    def read(path):
-        data = tf.io.read_file(path)
-        declared = declared_size(data)  # refused before it is decoded: not in memory
-        refuse = is_oversized(declared)
+    def read(data, declared):  # a file's bytes, and its header's size (not a JPEG's)
+        declared = tf.cond(is_jpeg(data), lambda: jpeg_size(data), lambda: declared)
+        refuse = is_oversized(declared)  # refused before it is decoded: not in memory
         image = tf.cond(
             refuse, lambda: tf.zeros(shape, field.dtype), lambda: decode(data)
         )
@@ -132,7 +162,14 @@ def image_folder(
 
     one_input, target = names_of(inputs, targets)
     reading = Reading(
-        one_input, target, shape, field.dtype, read, IMAGE_FAILED, IMAGE_FILE_CAP
+        one_input,
+        target,
+        shape,
+        field.dtype,
+        read,
+        IMAGE_FAILED,
+        IMAGE_FILE_CAP,
+        declared_sizes,
     )
     return listed_folder(directory, extensions, targets, reading, labelled)
 

@@ -24,7 +24,7 @@ def test_benchmark_smoke_run_writes_results_and_report(tmp_path, monkeypatch):
     run = load_module(ROOT / "benchmarks" / "run.py")
     assert run.main(["--smoke", "--results", str(results), "--docs", str(docs)]) == 0
     rows = json.loads(results.read_text())
-    assert {row["system"] for row in rows} == {"fit_default", "fit_tuned", "naive", "tfgen", "limit", "limit_metrics"}
+    assert {row["system"] for row in rows} == set(run.ALL_SYSTEMS)
     for row in rows:
         assert set(row) >= {
             "case",
@@ -37,6 +37,8 @@ def test_benchmark_smoke_run_writes_results_and_report(tmp_path, monkeypatch):
         assert row["examples_per_second"] > 0 and row["peak_rss_mb"] > 100
     report = (docs / "benchmarks.md").read_text()
     assert "| mlp | tfgen |" in report and "## Targets" in report and "## Build speed" in report
+    (peers,) = [line for line in report.splitlines() if line.startswith("| mlp | ") and "x |" in line]
+    assert "(input) |" in peers or "(compute) |" in peers  # a limit, and which bound it is
     assert (docs / "benchmarks.png").stat().st_size > 1000
 
 
@@ -59,11 +61,92 @@ def test_targets_give_each_rounds_ratio_beside_the_ratio_of_the_medians():
     tuned = {"case": "mlp", "system": "fit_tuned", "epochs": 3, "examples_per_second": 100.0}
     tfgen["rounds_examples_per_second"] = [60.0, 120.0]
     tuned["rounds_examples_per_second"] = [120.0, 80.0]
-    (verdict,) = [v for v in run.evaluate([tfgen, tuned]) if "tuned fit" in v[0]]
+    (verdict,) = [v for v in run.evaluate([tfgen, tuned]) if "best fit" in v[0]]
     assert verdict[1:] == ("mlp", 0.9, False, [0.5, 1.5])
     one_round = {**tfgen, "rounds_examples_per_second": [90.0]}
-    (verdict,) = [v for v in run.evaluate([one_round, tuned]) if "tuned fit" in v[0]]
+    (verdict,) = [v for v in run.evaluate([one_round, tuned]) if "best fit" in v[0]]
     assert verdict[4] == []  # one round (or rounds that do not pair): no column to show
+
+
+def recorded(case, system, speed, rounds=None):
+    """A result row as the driver records it (examples/s, and each round's when it kept them)."""
+    row = {"case": case, "system": system, "epochs": 4, "examples_per_second": speed}
+    if rounds:
+        row["rounds_examples_per_second"] = rounds
+    return row
+
+
+def test_the_peer_is_the_faster_of_default_and_tuned_fit_round_by_round():
+    """Tuned fit slower than default fit (as `cnn` and `image_folder` measured): default is the peer."""
+    run = load_module(ROOT / "benchmarks" / "run.py")
+    results = [
+        recorded("cnn", "fit_default", 700.0, [600.0, 800.0]),
+        recorded("cnn", "fit_tuned", 200.0, [200.0, 200.0]),
+        recorded("cnn", "tfgen", 770.0, [720.0, 800.0]),
+    ]
+    (best,) = [row for row in run.derived(results) if row["system"] == "best_fit"]
+    assert (best["peer"], best["examples_per_second"]) == ("fit_default", 700.0)
+    (verdict,) = [v for v in run.evaluate(results) if "best fit" in v[0]]
+    assert verdict[1:] == ("cnn", 1.1, True, [1.2, 1.0])
+    (line,) = [line for line in run.peer_lines(results) if line.startswith("| cnn |")]
+    assert "| 770 | 700 | 200 | default | 1.10x | 1.20x, 1.00x |" in line
+
+
+def test_the_limit_is_the_slower_of_input_alone_and_step_alone_and_names_its_bound():
+    run = load_module(ROOT / "benchmarks" / "run.py")
+    results = [
+        recorded("image_folder", "tfgen", 900.0, [900.0, 900.0]),
+        recorded("image_folder", "input_alone", 1000.0, [1000.0, 1500.0]),  # the slower: input bound
+        recorded("image_folder", "step_alone", 2000.0, [2000.0, 1200.0]),  # slower in round 2
+    ]
+    (limit,) = [row for row in run.derived(results) if row["system"] == "limit"]
+    assert (limit["examples_per_second"], limit["bound"]) == (1000.0, "input")
+    assert limit["rounds_examples_per_second"] == [1000.0, 1200.0]  # each round's slower
+    (verdict,) = [v for v in run.evaluate(results) if "limit" in v[0]]
+    assert verdict[1:] == ("image_folder", 0.9, True, [0.9, 0.75])
+    faster_input = [*results[:1], recorded("image_folder", "input_alone", 3000.0), results[2]]
+    (limit,) = [row for row in run.derived(faster_input) if row["system"] == "limit"]
+    assert (limit["examples_per_second"], limit["bound"]) == (2000.0, "compute")
+
+
+def test_a_case_without_tuned_fit_or_a_bound_shows_a_dash_for_them():
+    """A case whose systems are default fit and the loop (an algorithm's published override)."""
+    run = load_module(ROOT / "benchmarks" / "run.py")
+    results = [
+        recorded("gan", "fit_default", 500.0),
+        recorded("gan", "tfgen", 600.0),
+        recorded("other", "tfgen", 600.0),
+        recorded("other", "step_alone", 700.0),  # one bound alone makes no limit
+    ]
+    lines = run.peer_lines(results)
+    (gan,) = [line for line in lines if line.startswith("| gan |")]
+    assert gan == "| gan | 600 | 500 | - | default | 1.20x | - | - | - | - | - | - |"
+    (other,) = [line for line in lines if line.startswith("| other |")]
+    assert other == "| other | 600 | - | - | - | - | - | - | 700 | - | - | - |"
+    assert {v[1] for v in run.evaluate(results) if "best fit" in v[0] or "limit" in v[0]} == {"gan"}
+
+
+def test_the_scaling_table_gives_each_points_growth_from_1x_for_the_loop_and_the_faster_fit():
+    run = load_module(ROOT / "benchmarks" / "run.py")
+
+    def point(grows, factor, tfgen, default, tuned):
+        seconds = {"tfgen": tfgen, "fit_default": default, "fit_tuned": tuned}
+        best = min(("fit_default", "fit_tuned"), key=seconds.get)
+        return {
+            "grows": grows,
+            "factor": factor,
+            "examples": 1000 * factor,
+            "parameters": 10,
+            "seconds": seconds,
+            "best_fit": best,
+        }
+
+    points = [point("data", 1, 1.0, 3.0, 2.0), point("data", 4, 4.0, 12.0, 6.0), point("model", 16, 8.0, 30.0, 40.0)]
+    lines = run.growth_lines(points)
+    assert lines[2] == "| data | 1x | 1,000 | 10 | 1.00 | 1.0x | 2.00 (tuned) | 1.0x |"
+    assert lines[3] == "| data | 4x | 4,000 | 10 | 4.00 | 4.0x | 6.00 (tuned) | 3.0x |"
+    # The model's growth is from the 1x point (the data's); its faster fit there was tuned.
+    assert lines[4] == "| model | 16x | 16,000 | 10 | 8.00 | 8.0x | 30.00 (default) | 15.0x |"
 
 
 # A worker of the lockstep tests: sets up for `setup` seconds, then takes a turn per epoch and

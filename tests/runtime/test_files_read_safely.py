@@ -154,7 +154,7 @@ def test_an_image_declaring_more_than_64_megapixels_is_one_line_naming_it_before
     assert not at_cap(tf.constant([8192, 8192], tf.int64)) and at_cap(tf.constant([8192, 8193], tf.int64))
 
 
-def test_the_declared_size_is_read_from_png_jpeg_gif_and_bmp_headers(tmp_path):
+def test_the_declared_size_is_read_from_png_jpeg_gif_and_bmp_headers_a_batch_of_files_at_once(tmp_path):
     from PIL import Image
 
     headers = rt.image_headers
@@ -173,6 +173,12 @@ def test_the_declared_size_is_read_from_png_jpeg_gif_and_bmp_headers(tmp_path):
         assert declared == [7, 13] == list(decoded), kind
     for garbage in (b"not an image", b"\x89PNG\r\n\x1a\n but no image after the signature", b"GIF8 or BM"):
         assert headers.declared_size(tf.constant(garbage)).numpy().tolist() == [0, 0], garbage
+
+    # A batch of files at once (as an epoch's files stream): each file's size, as one by one
+    # (a JPEG's frame header is read one file at a time: [0, 0] in the batch).
+    files = [encoded["png"], encoded["gif"], encoded["bmp"], png_bytes(8200, 3), b"GIF8 or BM", encoded["jpeg"]]
+    batch = headers.declared_sizes(tf.constant(files)).numpy().tolist()
+    assert batch == [[7, 13], [7, 13], [7, 13], [3, 8200], [0, 0], [0, 0]]
 
 
 def test_a_fifo_tfrecord_file_is_one_line_naming_it(tmp_path):
