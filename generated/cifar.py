@@ -366,7 +366,7 @@ def main(argv=None):
 def run_command(args):
     """`predict DATA` and `evaluate DATA`: refused, this script's data is not read as new data."""
     raise rt.UserError(
-        "predict and evaluate read csv, image_folder, text_folder or python data; this script trains on keras data"
+        "predict and evaluate read csv, image_folder, text_folder, npz or python data; this script trains on keras data"
     )
 
 

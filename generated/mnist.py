@@ -71,8 +71,10 @@ def load_data(synthetic=False):
     return train, validation
 
 
-def load_npz(path, x, y):
-    """Read the named arrays of an .npz file: `x` and `y` are one key or a key per name."""
+def load_npz(path, x, y, labelled=True):
+    """Read the named arrays of an .npz file: `x` and `y` are one key or a key per name
+    (`labelled=False`: new data to predict on, its target arrays not read, nor needed).
+    """
     if not Path(path).exists():
         raise FileNotFoundError(
             f"data file {path} not found (relative paths start at {Path.cwd()}); "
@@ -80,6 +82,9 @@ def load_npz(path, x, y):
         )
     # A regular file, a zip archive, and no array declaring more bytes than it holds.
     npz = rt.open_npz(path)
+    targets = TARGETS if labelled else {}
+    if not labelled:
+        y = {}
     try:
         with npz as arrays:
             keys = [x] if isinstance(x, str) else list(x.values())
@@ -94,7 +99,7 @@ def load_npz(path, x, y):
                 )
                 for k in (x, y)
             ]
-            return rt.named_examples((x, y), INPUTS, TARGETS)
+            return rt.named_examples((x, y), INPUTS, targets)
     except (OSError, ValueError, zipfile.BadZipFile, rt.UserError) as error:
         raise rt.UserError(f"{path}: {error}") from None
 
@@ -308,11 +313,35 @@ def main(argv=None):
     return history.rows
 
 
-def run_command(args):
-    """`predict DATA` and `evaluate DATA`: refused, this script's data is not read as new data."""
-    raise rt.UserError(
-        "predict and evaluate read csv, image_folder, text_folder or python data; this script trains on npz data"
+# The class targets whose outputs are logits (probabilities: a softmax; one unit: a sigmoid).
+LOGITS = ("digit",)
+
+
+def read_new_data(path, targets, labelled):
+    """New examples for `predict` (`labelled`: with their `targets`, for `evaluate`), read
+    as the training data is from `path`."""
+    return load_npz(path, "x_train", "y_train", labelled=labelled)
+
+
+def predict(args):
+    """`predict DATA`: the final model's predictions on new data (predictions.csv)."""
+    targets = rt.named_targets(TARGETS, args.output_dir)
+    data = read_new_data(args.data, targets, labelled=False)
+    rt.write_predictions(args, validation_pipeline(data), data, targets, logits=LOGITS)
+
+
+def evaluate(args):
+    """`evaluate DATA`: the final model's losses and metrics on labelled data (evaluation.json)."""
+    targets = rt.named_targets(TARGETS, args.output_dir)
+    batches = validation_pipeline(read_new_data(args.data, targets, labelled=True))
+    rt.write_evaluation(
+        args, batches, per_example_losses, build_metrics, update_metrics
     )
+
+
+def run_command(args):
+    """Run `predict DATA` or `evaluate DATA` (the options' `command`)."""
+    return predict(args) if args.command == "predict" else evaluate(args)
 
 
 if __name__ == "__main__":

@@ -240,3 +240,45 @@ def test_an_unknown_class_folder_is_one_line_and_nothing_is_written(shapes):
     result = shapes.command("evaluate", "odd", "--out", "odd.json")
     one_error_line(result, "triangle", "not a class")
     assert not (shapes.folder / "odd.json").exists()
+
+
+def test_an_npz_run_predicts_on_arrays_without_targets_and_evaluates_its_validation_file(tmp_path):
+    """An .npz with the training source's keys: predict needs only the input arrays (the class
+    name and probability of each row); evaluate gives the figures the run logged for that file."""
+    import keras
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    for name, rows in (("train.npz", 192), ("valid.npz", 64)):
+        features = rng.normal(size=(rows, 8)).astype("float32")
+        np.savez(tmp_path / name, x=features, y=(features[:, 0] > 0).astype("int32") + (features[:, 1] > 1))
+    source = {"type": "npz", "x": "x", "y": "y"}
+    spec = base_spec(
+        data={
+            "train": {"source": {**source, "path": "train.npz"}, "batch_size": 32, "shuffle": 192},
+            "validation": {"source": {**source, "path": "valid.npz"}, "batch_size": 32},
+        },
+        targets={"label": {"shape": [], "dtype": "int32", "classes": ["low", "middle", "high"]}},
+    )
+    script = build(tmp_path, spec)
+    trained = Trained(tmp_path, script, tmp_path / "run", run(str(script), "--output-dir", "run", cwd=tmp_path))
+    assert trained.train.returncode == 0, trained.train.stderr[-3000:]
+    new = rng.normal(size=(10, 8)).astype("float32")
+    np.savez(tmp_path / "new.npz", x=new)  # no `y`
+    predicted = trained.command("predict", "new.npz", "--out", "new.jsonl")
+    assert predicted.returncode == 0, predicted.stderr
+    rows = read_rows(tmp_path / "new.jsonl")
+    model = keras.saving.load_model(trained.run_dir / "model.keras", compile=False)
+    probabilities = keras.ops.softmax(model({"features": new}, training=False)["label"]).numpy()
+    assert [row["id"] for row in rows] == list(range(1, 11))
+    assert [row["label"] for row in rows] == [["low", "middle", "high"][i] for i in probabilities.argmax(-1)]
+    assert [row["label_probability"] for row in rows] == pytest.approx(probabilities.max(-1), rel=1e-5)
+    evaluated = trained.command("evaluate", "valid.npz")
+    assert evaluated.returncode == 0, evaluated.stderr
+    evaluation = json.loads((trained.run_dir / "evaluation.json").read_text())
+    last = read_history(trained.run_dir)[-1]
+    assert evaluation["loss"] == pytest.approx(last["val_loss"], rel=1e-5)
+    assert evaluation["sparse_categorical_accuracy"] == pytest.approx(last["val_sparse_categorical_accuracy"])
+    unlabelled = trained.command("evaluate", "new.npz", "--out", "e.json")
+    one_error_line(unlabelled, "new.npz", "no array y")
+    assert not (tmp_path / "e.json").exists()

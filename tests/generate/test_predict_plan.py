@@ -48,8 +48,13 @@ def test_other_sources_refuse_naming_the_types_new_data_is_read_as():
     p = predict_view_of("cifar")  # keras.datasets
     assert p.read_call is None
     assert p.refusal == (
-        "predict and evaluate read csv, image_folder, text_folder or python data; this script trains on keras data"
+        "predict and evaluate read csv, image_folder, text_folder, npz or python data; this script trains on keras data"
     )
+
+
+def test_an_npz_source_reads_new_arrays_by_the_training_sources_keys_without_its_targets():
+    p = predict_view_of("mnist")
+    assert p.read_call == "load_npz(path, 'x_train', 'y_train', labelled=labelled)"  # black writes it with "
 
 
 def test_scripts_without_one_model_or_with_preprocessing_outside_it_have_no_commands():

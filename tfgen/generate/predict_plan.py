@@ -15,11 +15,12 @@ from tfgen.spec.names import has_test, has_validation
 # The source types new data is read as: what their read call takes from the command line
 # (`path`: a file or folder; python: a `module:function` reference, called without the spec's
 # arguments), and what it adds: a CSV read whole (its row numbers are the ids), a folder's
-# files without class folders to predict on.
+# files without class folders to predict on, an .npz without its target arrays.
 NEW_DATA = {
     "csv": ({"path": "path"}, ", stream=False, labelled=labelled"),
     "image_folder": ({"path": "path"}, ", labelled=labelled"),
     "text_folder": ({"path": "path"}, ", labelled=labelled"),
+    "npz": ({"path": "path"}, ", labelled=labelled"),
     "python": ({"call": "path", "kwargs": None}, ""),
 }
 # What `path` is, when it is not a file or folder.
