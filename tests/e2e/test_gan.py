@@ -121,3 +121,30 @@ def test_two_mirrored_replicas_give_one_replicas_losses(tmp_path):
             assert b[key] == pytest.approx(a[key], rel=1e-5, abs=1e-6), key
     for mine, theirs in zip(weights(tmp_path / "single"), weights(tmp_path / "mirrored"), strict=True):
         np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-5)
+
+
+def tensorboard_tags(folder) -> dict[str, list[int]]:
+    """Each scalar tag of a TensorBoard folder and the steps it was written at."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(folder), size_guidance={"tensors": 0})
+    events.Reload()
+    return {tag: [e.step for e in events.Tensors(tag)] for tag in events.Tags()["tensors"]}
+
+
+def test_a_gan_logs_its_figures_to_tensorboard_and_stops_early_on_g_loss(tmp_path):
+    """g_loss rises over the first epochs of specs/gan.yaml: with patience 1 the run stops after
+    epoch 2 of 4; d_loss and g_loss are TensorBoard scalars every 4 steps and every epoch."""
+    spec = gan_spec()
+    spec["logging"] = {"tensorboard": True, "every_steps": 4}
+    spec["train"]["early_stopping"] = {"monitor": "g_loss", "patience": 1}
+    script = build(tmp_path, spec, "gan")
+    result = run(script, tmp_path / "run", args=["--epochs", "4", "--steps-per-epoch", "8"])
+    assert result.returncode == 0, result.stderr
+    rows = read_history(tmp_path / "run")
+    assert [row["epoch"] for row in rows] == [1, 2] and rows[1]["g_loss"] > rows[0]["g_loss"]
+    assert "Early stopping: g_loss did not improve for 1 epochs" in result.stdout, result.stdout
+    tags = tensorboard_tags(tmp_path / "run" / "tensorboard" / "train")
+    for name in ("d_loss", "g_loss"):
+        assert tags[f"step/{name}"] == [4, 8, 12, 16] and tags[f"epoch/{name}"] == [1, 2]
+    assert tags["step/lr"] == [4, 8, 12, 16] and "step/gradient_norm" not in tags

@@ -3,7 +3,7 @@ networks, and a step that exists: its module is found (the spec's folder, the wo
 sys.path) and read, never imported, and defines the function; `tfgen lint`'s findings in it are
 issues at their file:line:col.
 
-What the custom step does not do yet (validation, early stopping, mixed precision, ...) is
+What the custom step does not do yet (validation, mixed precision, ...) is
 refused, one line each, rather than ignored.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tfgen.errors import SpecIssue
-from tfgen.spec.gan_rules import NOT_YET
+from tfgen.spec.gan_rules import NOT_YET, monitor_issues
 from tfgen.spec.gan_rules import not_yet_issues as not_yet
 from tfgen.spec.loader import Located
 from tfgen.spec.models import Spec
@@ -37,6 +37,7 @@ def custom_issues(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                     f"`{field}` is not supported in the networks of a `custom` step yet",
                 )
     yield from not_yet(spec, doc, "custom", NOT_YET_CUSTOM)
+    yield from monitor_issues(spec, doc, "custom", list(spec.algorithm.logs))
     yield from step_issues(spec.algorithm.step, doc)
 
 
