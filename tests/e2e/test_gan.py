@@ -148,3 +148,41 @@ def test_a_gan_logs_its_figures_to_tensorboard_and_stops_early_on_g_loss(tmp_pat
     for name in ("d_loss", "g_loss"):
         assert tags[f"step/{name}"] == [4, 8, 12, 16] and tags[f"epoch/{name}"] == [1, 2]
     assert tags["step/lr"] == [4, 8, 12, 16] and "step/gradient_norm" not in tags
+
+
+HUGE_DIGITS = '''import numpy as np
+from sklearn.datasets import load_digits
+
+
+def load():
+    x, y = load_digits(return_X_y=True)
+    x = x.astype("float32")
+    x[::100] = 1e4  # 18 rows whose exp() overflows in the discriminator: NaN losses
+    return x, y
+'''
+
+
+def test_a_non_finite_loss_skips_the_whole_gan_step_on_every_replica(tmp_path):
+    """`on_nonfinite: skip`: a step whose discriminator loss is NaN (on one replica's half of the
+    batch, under two mirrored replicas) skips the updates of both networks on every replica:
+    one replica and two count the same skipped steps and end with the same finite weights."""
+    spec = gan_spec()
+    spec["train"]["on_nonfinite"] = "skip"
+    spec["data"]["train"]["source"] = {"type": "python", "function": "huge_digits:load"}
+    spec["networks"]["discriminator"]["layers"].append({"type": "Dense", "units": 16, "activation": "exponential"})
+    (tmp_path / "huge_digits.py").write_text(HUGE_DIGITS)
+    one = build(tmp_path, spec, "gan")
+    spec["strategy"] = {"type": "mirrored", "cpu_replicas": 2}
+    two = build(tmp_path, spec, "gan_mirrored")
+    args = ["--epochs", "2", "--steps-per-epoch", "8"]
+    single = run(one, tmp_path / "single", args=args)
+    mirrored = run(two, tmp_path / "mirrored", cpus=2, args=args)
+    assert single.returncode == 0, single.stderr
+    assert mirrored.returncode == 0, mirrored.stderr
+    rows, rows2 = read_history(tmp_path / "single"), read_history(tmp_path / "mirrored")
+    assert 0 < rows[0]["skipped_steps"] < rows[1]["skipped_steps"] < 16, rows
+    assert [row["skipped_steps"] for row in rows2] == [row["skipped_steps"] for row in rows]
+    assert all(math.isfinite(row["g_loss"]) for row in rows)
+    for mine, theirs in zip(weights(tmp_path / "single"), weights(tmp_path / "mirrored"), strict=True):
+        assert np.isfinite(mine).all()
+        np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-5)

@@ -55,3 +55,14 @@ def test_a_gan_and_a_custom_step_log_to_tensorboard_and_stop_early_on_a_figure_t
         (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
         result = tfgen_here("validate", "spec.yaml", cwd=tmp_path)
         assert result.returncode == 0, result.stderr
+
+
+def test_a_gan_and_a_custom_step_may_skip_non_finite_steps(tmp_path):
+    """Once refused as "not yet": `train.on_nonfinite: skip` for gan and custom."""
+    (tmp_path / "my_steps.py").write_text((SPECS[0].parent / "my_steps.py").read_text())
+    for name in ("gan", "custom_step"):
+        spec = yaml.safe_load((SPECS[0].parent / f"{name}.yaml").read_text())
+        spec["train"]["on_nonfinite"] = "skip"
+        (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+        result = tfgen_here("validate", "spec.yaml", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr

@@ -36,7 +36,6 @@ NOT_YET = (
     ("train", "warmup"),
     ("train", "reduce_on_plateau"),
     ("train", "phases"),
-    ("train", "on_nonfinite"),
     ("logging", "profile"),
     ("checkpoint", "keep_best"),
     ("checkpoint", "export"),
