@@ -65,6 +65,8 @@ def apply_unless_nonfinite(optimizer, gradients, variables, loss=None, skip=Fals
     around apply_gradients (which all-reduces) is not allowed inside a replica.
     """
     finite = [tf.reduce_all(tf.math.is_finite(tf.convert_to_tensor(g))) for g in gradients]
+    if hasattr(optimizer, "inner_optimizer"):  # scaled: a LossScaleOptimizer skips them itself
+        finite = []
     if loss is not None:
         finite.append(tf.math.is_finite(loss))
     bad = tf.logical_or(tf.logical_not(tf.reduce_all(finite)), skip)

@@ -66,3 +66,12 @@ def test_a_gan_and_a_custom_step_may_skip_non_finite_steps(tmp_path):
         (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
         result = tfgen_here("validate", "spec.yaml", cwd=tmp_path)
         assert result.returncode == 0, result.stderr
+
+
+def test_a_gan_may_train_in_float16_but_not_under_mirrored_yet(tmp_path):
+    spec = yaml.safe_load((SPECS[0].parent / "gan.yaml").read_text())
+    spec["precision"] = "mixed_float16"
+    assert _validate(tmp_path, spec).returncode == 0
+    spec["strategy"] = {"type": "mirrored"}
+    result = _validate(tmp_path, spec)
+    assert result.returncode == 2 and "`mixed_float16` with `mirrored` is not supported" in result.stderr
