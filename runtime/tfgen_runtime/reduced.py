@@ -55,7 +55,9 @@ class PassOnSummed:
         return self.summing(grads_and_vars)
 
 
-def apply_unless_nonfinite(optimizer, gradients, variables, loss=None, skip=False, reduced=False):
+def apply_unless_nonfinite(
+    optimizer, gradients, variables, loss=None, skip=False, reduced=False
+):
     """`optimizer.apply_gradients` unless `loss` or a gradient is non-finite on some replica,
     or `skip` (an earlier update of the same step was skipped); then skipped on every replica.
     `reduced`: the gradients are summed over the replicas already (apply_reduced applies them).
@@ -64,8 +66,12 @@ def apply_unless_nonfinite(optimizer, gradients, variables, loss=None, skip=Fals
     the step's later updates. The decision is taken in the cross-replica context: a cond
     around apply_gradients (which all-reduces) is not allowed inside a replica.
     """
-    finite = [tf.reduce_all(tf.math.is_finite(tf.convert_to_tensor(g))) for g in gradients]
-    if hasattr(optimizer, "inner_optimizer"):  # scaled: a LossScaleOptimizer skips them itself
+    finite = [
+        tf.reduce_all(tf.math.is_finite(tf.convert_to_tensor(g))) for g in gradients
+    ]
+    if hasattr(
+        optimizer, "inner_optimizer"
+    ):  # scaled: a LossScaleOptimizer skips them itself
         finite = []
     if loss is not None:
         finite.append(tf.math.is_finite(loss))
@@ -75,16 +81,24 @@ def apply_unless_nonfinite(optimizer, gradients, variables, loss=None, skip=Fals
 
     def cross_replica(strategy, gradients, skipped):
         def apply():
-            def update(g):
-                if reduced:
-                    apply_reduced(optimizer, g, variables)
-                else:
-                    optimizer.apply_gradients(zip(g, variables))
-
-            strategy.extended.call_for_each_replica(update, args=(gradients,))
+            strategy.extended.call_for_each_replica(
+                lambda g: update(optimizer, g, variables, reduced), args=(gradients,)
+            )
             return tf.constant(True)
 
-        tf.cond(strategy.experimental_local_results(skipped)[0], lambda: tf.constant(False), apply)
+        tf.cond(
+            strategy.experimental_local_results(skipped)[0],
+            lambda: tf.constant(False),
+            apply,
+        )
 
     context.merge_call(cross_replica, args=(gradients, skipped))
     return skipped
+
+
+def update(optimizer, gradients, variables, reduced):
+    """Apply the gradients (`reduced`: summed over the replicas already)."""
+    if reduced:
+        apply_reduced(optimizer, gradients, variables)
+    else:
+        optimizer.apply_gradients(zip(gradients, variables))

@@ -124,7 +124,8 @@ class StepContext:
 
     def update(self, optimizer, gradients, variables, loss, reduced):
         """Apply (`reduced`: gradients summed over the replicas already), or with
-        `skip_nonfinite` apply unless non-finite anywhere or skipped earlier in the step."""
+        `skip_nonfinite` apply unless non-finite anywhere or skipped earlier in the step.
+        """
         if self.skip_nonfinite:
             self.skipped = apply_unless_nonfinite(
                 optimizer, gradients, variables, loss, self.skipped, reduced
