@@ -141,25 +141,8 @@ def image_folder(
     input's dtype (uint8 pixels 0-255, cast; no rescaling), labelled by their folder
     (`labelled=False`: every image under `directory`, new data to predict on)."""
     field = next(iter(inputs.values()))
-    size = tuple(image_size)
-    shape = (*size, CHANNELS[color_mode])
-
-    def decode(data):
-        image = tf.io.decode_image(data, channels=shape[2], expand_animations=False)
-        if crop_to_aspect_ratio:
-            image = centre_crop(image, size)
-        image = tf.image.resize(image, size, method=interpolation)
-        image.set_shape(shape)
-        return pixels(image, field.dtype)
-
-    def read(data, declared):  # a file's bytes, and its header's size (not a JPEG's)
-        declared = tf.cond(is_jpeg(data), lambda: jpeg_size(data), lambda: declared)
-        refuse = is_oversized(declared)  # refused before it is decoded: not in memory
-        image = tf.cond(
-            refuse, lambda: tf.zeros(shape, field.dtype), lambda: decode(data)
-        )
-        return image, tf.cond(refuse, lambda: oversized(declared), lambda: "")
-
+    shape = (*image_size, CHANNELS[color_mode])
+    read = image_reader(shape, field.dtype, interpolation, crop_to_aspect_ratio)
     one_input, target = names_of(inputs, targets)
     reading = Reading(
         one_input,
@@ -172,6 +155,31 @@ def image_folder(
         declared_sizes,
     )
     return listed_folder(directory, extensions, targets, reading, labelled)
+
+
+def image_reader(shape, dtype, interpolation, crop_to_aspect_ratio):
+    """`read(data, declared)`: a file's image of `shape` and `dtype`, decoded and resized
+    (or zeros and the reason, for one whose declared size is over the cap: refused before
+    it is decoded, so never in memory), from its bytes and its header's size."""
+    size = shape[:2]
+
+    def decode(data):
+        image = tf.io.decode_image(data, channels=shape[2], expand_animations=False)
+        if crop_to_aspect_ratio:
+            image = centre_crop(image, size)
+        image = tf.image.resize(image, size, method=interpolation)
+        image.set_shape(shape)
+        return pixels(image, dtype)
+
+    def read(
+        data, declared
+    ):  # a JPEG's size is read here: its frame header is further in
+        declared = tf.cond(is_jpeg(data), lambda: jpeg_size(data), lambda: declared)
+        refuse = is_oversized(declared)
+        image = tf.cond(refuse, lambda: tf.zeros(shape, dtype), lambda: decode(data))
+        return image, tf.cond(refuse, lambda: oversized(declared), lambda: "")
+
+    return read
 
 
 def text_folder(directory, inputs, targets, labelled=True):

@@ -61,7 +61,8 @@ def declared_sizes(data):
     head = tf.strings.substr(tf.strings.join([data, b"\0" * HEAD]), 0, HEAD)
     bytes_ = tf.cast(tf.io.decode_raw(head, tf.uint8), tf.float64)
     fields = tf.cast(tf.tensordot(bytes_, WEIGHTS, axes=1), tf.int64)
-    png, gif = fields[..., 0:2], fields[..., 2:4]
+    png = fields[..., 0:2]
+    gif = fields[..., 2:4]
     info = fields[..., 8:9]  # a BMP's info header size: 12 for an OS/2 one
     bmp = tf.where(tf.equal(info, 12), fields[..., 6:8], signed(fields[..., 4:6]))
     bmp_header = tf.reduce_any(tf.equal(info, BMP_HEADERS), axis=-1)

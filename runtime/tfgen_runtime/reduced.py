@@ -1,4 +1,7 @@
-"""Gradients summed across replicas once, then applied without a second sum."""
+"""Gradients summed across replicas once, then applied without a second sum; an update
+skipped on every replica when it is non-finite on one."""
+
+import tensorflow as tf
 
 SUMMING = (
     "_all_reduce_sum_gradients"  # what Keras's TensorFlow optimizer sums them with
@@ -50,3 +53,52 @@ class PassOnSummed:
         if self.depth > 0:
             return list(grads_and_vars)
         return self.summing(grads_and_vars)
+
+
+def apply_unless_nonfinite(
+    optimizer, gradients, variables, loss=None, skip=False, reduced=False
+):
+    """`optimizer.apply_gradients` unless `loss` or a gradient is non-finite on some replica,
+    or `skip` (an earlier update of the same step was skipped); then skipped on every replica.
+    `reduced`: the gradients are summed over the replicas already (apply_reduced applies them).
+
+    Called in a replica context; returns whether it skipped (the same on every replica), for
+    the step's later updates. The decision is taken in the cross-replica context: a cond
+    around apply_gradients (which all-reduces) is not allowed inside a replica.
+    """
+    finite = [
+        tf.reduce_all(tf.math.is_finite(tf.convert_to_tensor(g))) for g in gradients
+    ]
+    if hasattr(
+        optimizer, "inner_optimizer"
+    ):  # scaled: a LossScaleOptimizer skips them itself
+        finite = []
+    if loss is not None:
+        finite.append(tf.math.is_finite(loss))
+    bad = tf.logical_or(tf.logical_not(tf.reduce_all(finite)), skip)
+    context = tf.distribute.get_replica_context()
+    skipped = context.all_reduce("sum", tf.cast(bad, tf.float32)) > 0
+
+    def cross_replica(strategy, gradients, skipped):
+        def apply():
+            strategy.extended.call_for_each_replica(
+                lambda g: update(optimizer, g, variables, reduced), args=(gradients,)
+            )
+            return tf.constant(True)
+
+        tf.cond(
+            strategy.experimental_local_results(skipped)[0],
+            lambda: tf.constant(False),
+            apply,
+        )
+
+    context.merge_call(cross_replica, args=(gradients, skipped))
+    return skipped
+
+
+def update(optimizer, gradients, variables, reduced):
+    """Apply the gradients (`reduced`: summed over the replicas already)."""
+    if reduced:
+        apply_reduced(optimizer, gradients, variables)
+    else:
+        optimizer.apply_gradients(zip(gradients, variables))

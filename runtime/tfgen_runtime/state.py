@@ -60,13 +60,15 @@ class RunState(tf.Module):
         first = ~tf.math.is_finite(losses[0]) & (carried["bad_step"] < 0)
         bad_step = tf.where(first, carried["steps_run"], carried["bad_step"])
         bad_losses = tf.where(first, losses, carried["bad_losses"])
-        steps_run = carried["steps_run"] + 1
         return {
-            **carried,
+            **self.count(carried),
             "bad_step": bad_step,
             "bad_losses": bad_losses,
-            "steps_run": steps_run,
         }
+
+    def count(self, carried):
+        """Count the step (a step that skips its non-finite updates records nothing else)."""
+        return {**carried, "steps_run": carried["steps_run"] + 1}
 
     def fold(self, carried, optimizer, steps):
         """Keep what the `steps` steps of a call carried; count the updates they skipped."""

@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from .errors import UserError
 from .model_checks import regularization_loss, variable_path
-from .reduced import apply_reduced
+from .reduced import apply_reduced, apply_unless_nonfinite
 
 # tf.clip_by_* of the summed gradients, by the spec's `train.gradient_clipping` kind.
 CLIPS = {
@@ -33,10 +33,19 @@ class StepContext:
         optimizers: each network's optimizer, by the network's name.
         global_batch_size: the examples of one step over every replica.
         step: the steps run before this one (an int64 tensor; checkpointed).
+        skipped: with `skip_nonfinite` (train.on_nonfinite: skip), whether an update of this
+            step was skipped (non-finite on some replica): the step's later updates are too.
     """
 
     def __init__(
-        self, networks, optimizers, global_batch_size, seed, step, clipping=None
+        self,
+        networks,
+        optimizers,
+        global_batch_size,
+        seed,
+        step,
+        clipping=None,
+        skip_nonfinite=False,
     ):
         self.networks = networks
         self.optimizers = optimizers
@@ -45,6 +54,8 @@ class StepContext:
         self.step = step
         self.clipping = clipping  # (kind, limit) of train.gradient_clipping, or None
         self.draws = 0  # random draws so far in this step: keys the next one
+        self.skip_nonfinite = skip_nonfinite
+        self.skipped = tf.constant(False)
 
     def average(self, per_example):
         """The mean of a per-example loss over the GLOBAL batch (this replica's share of it):
@@ -83,15 +94,17 @@ class StepContext:
         if variables is None:
             variables = self.networks[optimizer].trainable_variables
         gradients = tape.gradient(loss, variables)
-        return self.apply_gradients(optimizer, gradients, variables)
+        return self.apply_gradients(optimizer, gradients, variables, loss)
 
-    def apply_gradients(self, optimizer, gradients, variables):
-        """`apply` of gradients you computed (each None one is an error naming its variable)."""
+    def apply_gradients(self, optimizer, gradients, variables, loss=None):
+        """`apply` of gradients you computed (each None one is an error naming its variable).
+        With `train.on_nonfinite: skip`, skipped on every replica when `loss` or a gradient is
+        non-finite on one, or an earlier update of this step was skipped."""
         variables = list(variables)
         require_gradients(gradients, variables, optimizer)
         found = self.optimizer(optimizer)
         if self.clipping is None:
-            found.apply_gradients(zip(gradients, variables))
+            self.update(found, gradients, variables, loss, reduced=False)
             return gradients
         kind, limit = self.clipping
         context = tf.distribute.get_replica_context()
@@ -106,8 +119,21 @@ class StepContext:
         gradients = CLIPS[kind](context.all_reduce("sum", gradients), limit)
         if scale is not None:
             gradients = [g * tf.cast(scale, g.dtype) for g in gradients]
-        apply_reduced(found, gradients, variables)
+        self.update(found, gradients, variables, loss, reduced=True)
         return gradients
+
+    def update(self, optimizer, gradients, variables, loss, reduced):
+        """Apply (`reduced`: gradients summed over the replicas already), or with
+        `skip_nonfinite` apply unless non-finite anywhere or skipped earlier in the step.
+        """
+        if self.skip_nonfinite:
+            self.skipped = apply_unless_nonfinite(
+                optimizer, gradients, variables, loss, self.skipped, reduced
+            )
+        elif reduced:
+            apply_reduced(optimizer, gradients, variables)
+        else:
+            optimizer.apply_gradients(zip(gradients, variables))
 
     def optimizer(self, name):
         """The optimizer of the network `name` (a one-line error naming the known ones)."""

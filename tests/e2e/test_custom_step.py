@@ -206,3 +206,39 @@ def test_a_two_network_custom_step_killed_mid_epoch_resumes_bit_identically(tmp_
     assert losses(read_history(tmp_path / "resumed")) == rows
     for mine, theirs in zip(weights(tmp_path / "whole"), weights(tmp_path / "resumed"), strict=True):
         np.testing.assert_array_equal(mine, theirs)
+
+
+def test_a_custom_step_logs_its_figures_to_tensorboard_and_stops_early_in_the_mode_asked(tmp_path):
+    """The step's loss falls: followed in `max` mode with patience 1, the run stops after epoch 2
+    of 4; its declared figures are TensorBoard scalars every 4 steps and every epoch."""
+    from test_gan import tensorboard_tags
+
+    spec = custom_spec(tmp_path)
+    spec["logging"] = {"tensorboard": True, "every_steps": 4}
+    spec["train"]["early_stopping"] = {"monitor": "loss", "patience": 1, "mode": "max"}
+    script = build(tmp_path, spec, "custom_step")
+    result = run(script, tmp_path / "run", *NETWORKS, args=["--epochs", "4", "--steps-per-epoch", "8"])
+    assert result.returncode == 0, result.stderr
+    rows = read_history(tmp_path / "run")
+    assert [row["epoch"] for row in rows] == [1, 2] and rows[1]["loss"] < rows[0]["loss"]
+    tags = tensorboard_tags(tmp_path / "run" / "tensorboard" / "train")
+    for name in ("loss", "accuracy"):
+        assert tags[f"step/{name}"] == [4, 8, 12, 16] and tags[f"epoch/{name}"] == [1, 2]
+
+
+def test_a_non_finite_loss_skips_the_custom_steps_update(tmp_path):
+    """`on_nonfinite: skip`: ctx.apply skips an update whose loss is NaN (an exp() overflow on 18
+    rows of the digits) and the run goes on, counting the skipped steps, weights finite."""
+    from test_gan import HUGE_DIGITS
+
+    spec = custom_spec(tmp_path)
+    spec["train"]["on_nonfinite"] = "skip"
+    spec["data"]["train"]["source"] = {"type": "python", "function": "huge_digits:load"}
+    spec["networks"]["classifier"]["layers"].append({"type": "Dense", "units": 16, "activation": "exponential"})
+    (tmp_path / "huge_digits.py").write_text(HUGE_DIGITS)
+    script = build(tmp_path, spec, "custom_step")
+    result = run(script, tmp_path / "run", *NETWORKS, args=["--epochs", "2", "--steps-per-epoch", "8"])
+    assert result.returncode == 0, result.stderr
+    rows = read_history(tmp_path / "run")
+    assert 0 < rows[0]["skipped_steps"] < rows[1]["skipped_steps"] < 16, rows
+    assert all(np.isfinite(w).all() for w in weights(tmp_path / "run"))

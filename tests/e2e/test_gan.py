@@ -121,3 +121,96 @@ def test_two_mirrored_replicas_give_one_replicas_losses(tmp_path):
             assert b[key] == pytest.approx(a[key], rel=1e-5, abs=1e-6), key
     for mine, theirs in zip(weights(tmp_path / "single"), weights(tmp_path / "mirrored"), strict=True):
         np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-5)
+
+
+def tensorboard_tags(folder) -> dict[str, list[int]]:
+    """Each scalar tag of a TensorBoard folder and the steps it was written at."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(folder), size_guidance={"tensors": 0})
+    events.Reload()
+    return {tag: [e.step for e in events.Tensors(tag)] for tag in events.Tags()["tensors"]}
+
+
+def test_a_gan_logs_its_figures_to_tensorboard_and_stops_early_on_g_loss(tmp_path):
+    """g_loss rises over the first epochs of specs/gan.yaml: with patience 1 the run stops after
+    epoch 2 of 4; d_loss and g_loss are TensorBoard scalars every 4 steps and every epoch."""
+    spec = gan_spec()
+    spec["logging"] = {"tensorboard": True, "every_steps": 4}
+    spec["train"]["early_stopping"] = {"monitor": "g_loss", "patience": 1}
+    script = build(tmp_path, spec, "gan")
+    result = run(script, tmp_path / "run", args=["--epochs", "4", "--steps-per-epoch", "8"])
+    assert result.returncode == 0, result.stderr
+    rows = read_history(tmp_path / "run")
+    assert [row["epoch"] for row in rows] == [1, 2] and rows[1]["g_loss"] > rows[0]["g_loss"]
+    assert "Early stopping: g_loss did not improve for 1 epochs" in result.stdout, result.stdout
+    tags = tensorboard_tags(tmp_path / "run" / "tensorboard" / "train")
+    for name in ("d_loss", "g_loss"):
+        assert tags[f"step/{name}"] == [4, 8, 12, 16] and tags[f"epoch/{name}"] == [1, 2]
+    assert tags["step/lr"] == [4, 8, 12, 16] and "step/gradient_norm" not in tags
+
+
+HUGE_DIGITS = """import numpy as np
+from sklearn.datasets import load_digits
+
+
+def load():
+    x, y = load_digits(return_X_y=True)
+    x = x.astype("float32")
+    x[::100] = 1e4  # 18 rows whose exp() overflows in the discriminator: NaN losses
+    return x, y
+"""
+
+
+def test_a_non_finite_loss_skips_the_whole_gan_step_on_every_replica(tmp_path):
+    """`on_nonfinite: skip`: a step whose discriminator loss is NaN (on one replica's half of the
+    batch, under two mirrored replicas) skips the updates of both networks on every replica:
+    one replica and two count the same skipped steps and end with the same finite weights."""
+    spec = gan_spec()
+    spec["train"]["on_nonfinite"] = "skip"
+    spec["data"]["train"]["source"] = {"type": "python", "function": "huge_digits:load"}
+    spec["networks"]["discriminator"]["layers"].append({"type": "Dense", "units": 16, "activation": "exponential"})
+    (tmp_path / "huge_digits.py").write_text(HUGE_DIGITS)
+    one = build(tmp_path, spec, "gan")
+    spec["strategy"] = {"type": "mirrored", "cpu_replicas": 2}
+    two = build(tmp_path, spec, "gan_mirrored")
+    args = ["--epochs", "2", "--steps-per-epoch", "8"]
+    single = run(one, tmp_path / "single", args=args)
+    mirrored = run(two, tmp_path / "mirrored", cpus=2, args=args)
+    assert single.returncode == 0, single.stderr
+    assert mirrored.returncode == 0, mirrored.stderr
+    rows, rows2 = read_history(tmp_path / "single"), read_history(tmp_path / "mirrored")
+    assert 0 < rows[0]["skipped_steps"] < rows[1]["skipped_steps"] < 16, rows
+    assert [row["skipped_steps"] for row in rows2] == [row["skipped_steps"] for row in rows]
+    assert all(math.isfinite(row["g_loss"]) for row in rows)
+    for mine, theirs in zip(weights(tmp_path / "single"), weights(tmp_path / "mirrored"), strict=True):
+        assert np.isfinite(mine).all()
+        np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-5)
+
+
+def test_a_float16_gan_keeps_one_loss_scale_per_optimizer_and_resumes_bit_identically(tmp_path):
+    """`precision: mixed_float16` (on CPU): finite figures; each optimizer's own dynamic scale in
+    the checkpoint; a run SIGKILLed mid-epoch and run again ends as the uninterrupted one."""
+    import tensorflow as tf
+
+    spec = gan_spec()
+    spec["precision"] = "mixed_float16"
+    spec["checkpoint"] = {"every_steps": 5, "keep": 2}
+    script = build(tmp_path, spec, "gan")
+    args = ["--epochs", "2", "--steps-per-epoch", "8"]
+    whole = run(script, tmp_path / "whole", args=args)
+    assert whole.returncode == 0, whole.stderr
+    killed = run(script, tmp_path / "resumed", "--kill-in-epoch", "2", args=args)
+    assert killed.returncode == -9, killed.stderr
+    resumed = run(script, tmp_path / "resumed", args=args)
+    assert resumed.returncode == 0, resumed.stderr
+    assert re.search(r"Resuming from \S+ \(epoch 2, step [1-7]\)", resumed.stdout), resumed.stdout
+    rows = losses(read_history(tmp_path / "whole"))
+    assert all(math.isfinite(row["d_loss"]) and math.isfinite(row["g_loss"]) for row in rows)
+    assert losses(read_history(tmp_path / "resumed")) == rows
+    for mine, theirs in zip(weights(tmp_path / "whole"), weights(tmp_path / "resumed"), strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    reader = tf.train.load_checkpoint(str(tmp_path / "whole" / "checkpoints"))
+    scales = sorted(key for key in reader.get_variable_to_shape_map() if "dynamic_scale" in key)
+    assert [key.split("/")[1] for key in scales] == ["discriminator", "generator"], scales
+    assert "float16" in (tmp_path / "generated" / "gan.py").read_text()

@@ -42,3 +42,36 @@ def test_monitoring_a_layers_added_loss_says_it_is_logged_but_not_monitored(tmp_
     assert "train.early_stopping.monitor: `val_kl_loss` is not a figure a tracker can follow" in result.stderr
     assert "add_loss term (`<layer name>_loss`) is logged, but cannot be monitored yet" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_gan_and_a_custom_step_log_to_tensorboard_and_stop_early_on_a_figure_they_log(tmp_path):
+    """Once refused as "not yet": TensorBoard and early stopping on d_loss/g_loss (gan) or a
+    declared figure (custom, with its mode)."""
+    for name, monitor in (("gan", "g_loss"), ("custom_step", "accuracy")):
+        spec = yaml.safe_load((SPECS[0].parent / f"{name}.yaml").read_text())
+        spec["logging"] = {"tensorboard": True}
+        spec["train"]["early_stopping"] = {"monitor": monitor, "patience": 1, "mode": "max"}
+        (tmp_path / "my_steps.py").write_text((SPECS[0].parent / "my_steps.py").read_text())
+        (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+        result = tfgen_here("validate", "spec.yaml", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+
+
+def test_a_gan_and_a_custom_step_may_skip_non_finite_steps(tmp_path):
+    """Once refused as "not yet": `train.on_nonfinite: skip` for gan and custom."""
+    (tmp_path / "my_steps.py").write_text((SPECS[0].parent / "my_steps.py").read_text())
+    for name in ("gan", "custom_step"):
+        spec = yaml.safe_load((SPECS[0].parent / f"{name}.yaml").read_text())
+        spec["train"]["on_nonfinite"] = "skip"
+        (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+        result = tfgen_here("validate", "spec.yaml", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+
+
+def test_a_gan_may_train_in_float16_but_not_under_mirrored_yet(tmp_path):
+    spec = yaml.safe_load((SPECS[0].parent / "gan.yaml").read_text())
+    spec["precision"] = "mixed_float16"
+    assert _validate(tmp_path, spec).returncode == 0
+    spec["strategy"] = {"type": "mirrored"}
+    result = _validate(tmp_path, spec)
+    assert result.returncode == 2 and "`mixed_float16` with `mirrored` is not supported" in result.stderr

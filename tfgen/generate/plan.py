@@ -131,6 +131,7 @@ def make_view(
         ),
         logging=LoggingView(
             tensorboard=spec.logging.tensorboard,
+            gradient_norm=spec.logging.tensorboard,
             every_steps=spec.logging.every_steps,
             profile=Profile(spec.logging.profile.start_step, spec.logging.profile.steps)
             if spec.logging.profile

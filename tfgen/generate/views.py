@@ -361,6 +361,7 @@ class Profile:
 @dataclass(frozen=True)
 class LoggingView:
     tensorboard: bool
+    gradient_norm: bool  # TensorBoard shows the step's gradient norm (the supervised step's)
     every_steps: int
     profile: Profile | None
     validation_every: int | None  # None: after every epoch (or no validation)

@@ -3,7 +3,7 @@ networks, and a step that exists: its module is found (the spec's folder, the wo
 sys.path) and read, never imported, and defines the function; `tfgen lint`'s findings in it are
 issues at their file:line:col.
 
-What the custom step does not do yet (validation, early stopping, mixed precision, ...) is
+What the custom step does not do yet (validation, mixed precision, ...) is
 refused, one line each, rather than ignored.
 """
 
@@ -15,13 +15,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tfgen.errors import SpecIssue
-from tfgen.spec.gan_rules import NOT_YET
+from tfgen.spec.gan_rules import NOT_YET, monitor_issues
 from tfgen.spec.gan_rules import not_yet_issues as not_yet
 from tfgen.spec.loader import Located
 from tfgen.spec.models import Spec
 
 # The custom step clips (ctx.apply) as the spec asks; the rest of gan's list it does not do yet.
-NOT_YET_CUSTOM = tuple(path for path in NOT_YET if path != ("train", "gradient_clipping"))
+# Not float16 yet: a step must scale its losses itself (ctx.scale), else its updates shrink silently.
+NOT_YET_CUSTOM = (*(path for path in NOT_YET if path != ("train", "gradient_clipping")), ("precision",))
 STEP = ("algorithm", "step")
 
 
@@ -37,6 +38,7 @@ def custom_issues(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
                     f"`{field}` is not supported in the networks of a `custom` step yet",
                 )
     yield from not_yet(spec, doc, "custom", NOT_YET_CUSTOM)
+    yield from monitor_issues(spec, doc, "custom", list(spec.algorithm.logs))
     yield from step_issues(spec.algorithm.step, doc)
 
 

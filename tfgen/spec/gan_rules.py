@@ -2,7 +2,7 @@
 the generator's one output is the discriminator's input of the same name (the data's real
 examples); its other inputs are noise, except the `condition` (a class target) both take.
 
-What the gan step does not do yet (validation, early stopping, mixed precision, ...) is refused,
+What the gan step does not do yet (validation, mixed precision, ...) is refused,
 one line each, rather than ignored.
 """
 
@@ -21,7 +21,6 @@ from tfgen.spec.models.model import Model
 NETWORKS = ("generator", "discriminator")
 # Settings the gan step does not implement yet: a non-default value is refused.
 NOT_YET = (
-    ("precision",),
     ("metrics",),
     ("loss_weighting",),
     ("data", "validation"),
@@ -31,14 +30,11 @@ NOT_YET = (
     ("data", "train", "augment"),
     ("data", "train", "preprocess"),
     ("data", "train", "padded_batch"),
-    ("train", "early_stopping"),
     ("train", "gradient_clipping"),
     ("train", "gradient_accumulation_steps"),
     ("train", "warmup"),
     ("train", "reduce_on_plateau"),
     ("train", "phases"),
-    ("train", "on_nonfinite"),
-    ("logging", "tensorboard"),
     ("logging", "profile"),
     ("checkpoint", "keep_best"),
     ("checkpoint", "export"),
@@ -51,6 +47,12 @@ def gan_issues(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     if set(NETWORKS) <= set(spec.networks):
         yield from _networks(spec, doc)
     yield from not_yet_issues(spec, doc, "gan", NOT_YET)
+    yield from monitor_issues(spec, doc, "gan", gan_logs(spec))
+
+
+def gan_logs(spec: Spec) -> list[str]:
+    """The figures a gan's history logs (each epoch's means): its early stopping can follow them."""
+    return ["d_loss", "g_loss", *(["gradient_penalty"] if spec.algorithm.gradient_penalty else [])]
 
 
 def _names(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
@@ -126,12 +128,37 @@ def not_yet_issues(spec: Spec, doc: Located, kind: str, paths: tuple) -> Iterato
     does not implement it yet (shared by the algorithms of several networks)."""
     if spec.strategy.type == "multi_worker_mirrored":
         yield doc.issue(("strategy", "type"), f"`multi_worker_mirrored` is not supported by the `{kind}` algorithm yet")
+    elif spec.precision == "mixed_float16" and spec.strategy.type == "mirrored":
+        # Keras's LossScaleOptimizer checks one replica's gradients only (keras3-custom-loops.md).
+        yield doc.issue(
+            ("precision",),
+            f"`mixed_float16` with `{spec.strategy.type}` is not supported by the `{kind}` algorithm yet",
+        )
     for path in paths:
         owner: Any = spec
         for key in path[:-1]:
             owner = getattr(owner, key)
         if getattr(owner, path[-1]) != _default(owner, path[-1]):
             yield doc.issue(path, f"`{'.'.join(path)}` is not supported by the `{kind}` algorithm yet")
+
+
+def monitor_issues(spec: Spec, doc: Located, kind: str, logged: list[str]) -> Iterator[SpecIssue]:
+    """Early stopping follows a figure the `kind` algorithm logs (`logged`); it cannot restore
+    the best weights yet (shared by the algorithms of several networks)."""
+    stopping = spec.train.early_stopping
+    if stopping is None:
+        return
+    if stopping.monitor not in logged:
+        names = ", ".join(f"`{name}`" for name in logged)
+        yield doc.issue(
+            ("train", "early_stopping", "monitor"),
+            f"`{stopping.monitor}` is not logged by the `{kind}` algorithm (it logs {names})",
+        )
+    if stopping.restore_best_weights:
+        yield doc.issue(
+            ("train", "early_stopping", "restore_best_weights"),
+            f"`restore_best_weights` is not supported by the `{kind}` algorithm yet",
+        )
 
 
 def _default(owner: BaseModel, field: str) -> Any:

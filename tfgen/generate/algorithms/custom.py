@@ -31,7 +31,8 @@ def plan(spec: Spec, **where: Any) -> tuple[str, dict[str, Any]]:
     the step's `c`."""
     v = make_view(_as_data_spec(spec), **where)
     header = {**v.header, "state_sha256": state_sha256(spec)}
-    v = replace(v, header=header, docstring=_docstring(spec))
+    logging = replace(v.logging, gradient_norm=False)  # the step's own gradients: no one norm
+    v = replace(v, header=header, docstring=_docstring(spec), logging=logging)
     nets = networks_view([network_view(spec, name) for name in spec.networks], list(spec.algorithm.logs))
     return TEMPLATE, {"v": v, "c": custom_view(spec), "nets": nets}
 

@@ -12,6 +12,7 @@ from tfgen.generate.algorithms.networks import NetworkView, as_supervised, netwo
 from tfgen.generate.code import literal
 from tfgen.generate.identity import state_sha256
 from tfgen.generate.plan import make_view
+from tfgen.spec.gan_rules import gan_logs
 from tfgen.spec.models import Spec
 from tfgen.spec.models.model import Model
 
@@ -49,7 +50,8 @@ def plan(spec: Spec, **where: Any) -> tuple[str, dict[str, Any]]:
     """The gan template, the shared view `v` (its data, constants) and the gan's `g`."""
     v = make_view(_as_data_spec(spec), **where)
     header = {**v.header, "state_sha256": state_sha256(spec)}
-    v = replace(v, header=header, docstring=_docstring(spec), imports=["import numpy as np"])
+    logging = replace(v.logging, gradient_norm=False)  # two networks: no one gradient norm
+    v = replace(v, header=header, docstring=_docstring(spec), imports=["import numpy as np"], logging=logging)
     g = gan_view(spec)
     nets = networks_view([g.generator, g.discriminator], g.history, writes_samples=True)
     return TEMPLATE, {"v": v, "g": g, "nets": nets}
@@ -62,7 +64,7 @@ def gan_view(spec: Spec) -> GanView:
     real = next(iter(generator.outputs))
     condition = spec.targets.get(algorithm.condition) if algorithm.condition else None
     d_loss, g_loss = LOSSES[algorithm.loss]
-    history = ["d_loss", "g_loss", *(["gradient_penalty"] if algorithm.gradient_penalty else [])]
+    history = gan_logs(spec)
     return GanView(
         generator=network_view(spec, "generator"),
         discriminator=network_view(spec, "discriminator"),
