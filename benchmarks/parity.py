@@ -1,0 +1,178 @@
+"""Side by side with keras.io: each published `train_step` override (restated in
+benchmarks/published/, on the 8x8 digits) against the script tfgen generates from the spec beside
+it, per epoch. Prints a table; exits 1 when a comparison fails its criterion.
+
+    python benchmarks/parity.py                      # every comparison
+    python benchmarks/parity.py knowledge_distillation --epochs 2 --steps 8
+
+Exact comparisons (same initial weights, batches and random numbers; oneDNN off, no XLA): the
+per-epoch losses within 1e-5 (relative). Where the random numbers cannot be the same, the published
+program's spread over 3 seeds: tfgen's figures (3 seeds too) within that spread, widened by half of
+it (docs/algorithms.md, "Side by side with keras.io").
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"  # before TensorFlow loads: the same kernels on both sides
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+ROOT = Path(__file__).resolve().parent.parent
+PUBLISHED = ROOT / "benchmarks" / "published"
+sys.path.insert(0, str(PUBLISHED))
+EXACT_RTOL = 1e-5
+
+
+def build_script(spec: Path, folder: Path, *overrides: str):
+    """`tfgen build spec --set ...` into `folder`; the script imported as a module."""
+    from tfgen.cli import main
+
+    sets = [f"--set={override}" for override in overrides]
+    if main(["build", str(spec), "--out", str(folder), *sets]) != 0:
+        raise SystemExit(f"tfgen build {spec} failed")
+    path = folder / f"{spec.stem}.py"
+    module_spec = importlib.util.spec_from_file_location(f"parity_{spec.stem}", path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module
+
+
+def run_script(module, epochs: int, steps: int | None, builder: str = "build_model") -> tuple[list, list]:
+    """Train the generated script in this process: its history rows and the weights its
+    `builder` gave each network it built, before training."""
+    initial, build = [], getattr(module, builder)
+
+    def recording(*args):
+        model = build(*args)
+        initial.append(model.get_weights())
+        return model
+
+    setattr(module, builder, recording)
+    argv = ["--output-dir", "run", "--fresh", "--epochs", str(epochs)]
+    rows = module.main(argv + (["--steps-per-epoch", str(steps)] if steps else []))
+    return rows, initial
+
+
+def unshuffled(module, batch: int, steps: int | None, with_labels: bool = True):
+    """The script's data as `fit` reads it: in order, whole batches (as the script's unshuffled
+    pipeline gives them), `steps` of them."""
+    import tensorflow as tf
+
+    (features, targets), _ = module.load_data()
+    data = (features["pixels"], targets["digit"]) if with_labels else features["pixels"]
+    dataset = tf.data.Dataset.from_tensor_slices(data).batch(batch, drop_remainder=True)
+    return dataset.take(steps) if steps else dataset
+
+
+def knowledge_distillation(epochs: int, steps: int | None, teacher_epochs: int = 5, seed: int = 1) -> list[dict]:
+    """Exact: the published Distiller and the generated distillation step, from the same student
+    weights and the same teacher file, on the same unshuffled batches."""
+    import keras
+    import knowledge_distillation as published
+
+    keras.utils.set_random_seed(seed)
+    x, y = published.digits()
+    published.train_teacher(published.build_teacher(), x, y, teacher_epochs).save("teacher.keras")
+    module = build_script(
+        PUBLISHED / "knowledge_distillation.yaml", Path("generated"), "data.train.shuffle=null", f"seed={seed}"
+    )
+    rows, initial = run_script(module, epochs, steps)
+    student = published.build_student()
+    student.set_weights(initial[0])
+    teacher = keras.saving.load_model("teacher.keras", compile=False)
+    means = published.EpochMeans(["student_loss", "distillation_loss"])
+    distiller = published.compiled_distiller(student, teacher)
+    distiller.fit(unshuffled(module, 32, steps), epochs=epochs, verbose=0, callbacks=[means])
+    return [
+        {
+            "comparison": "knowledge_distillation",
+            "mode": "exact",
+            "epoch": row["epoch"],
+            "figure": key,
+            "tfgen": row[key],
+            "published": theirs[key],
+        }
+        for row, theirs in zip(rows, means.epochs, strict=True)
+        for key in ("student_loss", "distillation_loss")
+    ]
+
+
+COMPARISONS = {"knowledge_distillation": knowledge_distillation}
+
+
+def verdict(row: dict) -> bool:
+    """Exact rows: within EXACT_RTOL of each other; spread rows: within the published range."""
+    if row["mode"] == "exact":
+        return abs(row["tfgen"] - row["published"]) <= EXACT_RTOL * max(abs(row["published"]), 1e-6)
+    low, high = row["published_range"]
+    margin = (high - low) / 2
+    return all(low - margin <= value <= high + margin for value in row["tfgen_values"])
+
+
+def table(rows: list[dict]) -> str:
+    lines = [
+        "| comparison | mode | epoch | figure | tfgen | published | difference | holds |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        if row["mode"] == "exact":
+            shown = f"{row['tfgen']:.6f} | {row['published']:.6f} | {abs(row['tfgen'] - row['published']):.1e}"
+        else:
+            ours = ", ".join(f"{v:.4f}" for v in row["tfgen_values"])
+            low, high = row["published_range"]
+            shown = f"{ours} | {low:.4f} .. {high:.4f} | spread {high - low:.4f}"
+        mark = "yes" if verdict(row) else "NO"
+        lines.append(f"| {row['comparison']} | {row['mode']} | {row['epoch']} | {row['figure']} | {shown} | {mark} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("comparisons", nargs="*", help=f"of {', '.join(COMPARISONS)} (default: all)")
+    parser.add_argument("--epochs", type=int, help="epochs of each run (default: each comparison's)")
+    parser.add_argument("--steps", type=int, help="batches per epoch (default: all)")
+    parser.add_argument("--teacher-epochs", type=int, default=5, help="knowledge_distillation's teacher (published: 5)")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # a comparison in a process of its own
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.comparisons) - set(COMPARISONS))
+    if unknown:
+        parser.error(f"unknown comparison(s) {', '.join(unknown)}: choose from {', '.join(COMPARISONS)}")
+    if args.one:
+        with tempfile.TemporaryDirectory(prefix="tfgen-parity-") as folder:
+            os.chdir(folder)
+            extra = {"teacher_epochs": args.teacher_epochs} if args.one == "knowledge_distillation" else {}
+            rows = COMPARISONS[args.one](args.epochs or DEFAULT_EPOCHS[args.one], args.steps, **extra)
+        print(json.dumps(rows))
+        return 0
+    rows = []
+    for name in args.comparisons or COMPARISONS:
+        command = [sys.executable, __file__, "--one", name, *(["--epochs", str(args.epochs)] if args.epochs else [])]
+        command += ["--steps", str(args.steps)] if args.steps else []
+        command += ["--teacher-epochs", str(args.teacher_epochs)]
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "runtime"), os.environ.get("PYTHONPATH", "")]),
+        }
+        done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"{name} failed:\n{done.stderr[-3000:]}")
+        rows += json.loads(done.stdout.strip().splitlines()[-1])
+    print(table(rows))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    return 0 if all(verdict(row) for row in rows) else 1
+
+
+DEFAULT_EPOCHS = {"knowledge_distillation": 3}
+
+if __name__ == "__main__":
+    sys.exit(main())
