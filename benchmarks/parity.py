@@ -45,17 +45,21 @@ def build_script(spec: Path, folder: Path, *overrides: str):
     return module
 
 
-def run_script(module, epochs: int, steps: int | None, builder: str = "build_model") -> tuple[list, list]:
-    """Train the generated script in this process: its history rows and the weights its
-    `builder` gave each network it built, before training."""
-    initial, build = [], getattr(module, builder)
+def run_script(module, epochs: int, steps: int | None, *builders: str) -> tuple[list, dict]:
+    """Train the generated script in this process: its history rows, and the weights each of its
+    `builders` (default: build_model) gave its network before training, by builder."""
+    initial = {}
 
-    def recording(*args):
-        model = build(*args)
-        initial.append(model.get_weights())
-        return model
+    def recording(name, build):
+        def built(*args):
+            model = build(*args)
+            initial[name] = model.get_weights()
+            return model
 
-    setattr(module, builder, recording)
+        return built
+
+    for name in builders or ["build_model"]:
+        setattr(module, name, recording(name, getattr(module, name)))
     argv = ["--output-dir", "run", "--fresh", "--epochs", str(epochs)]
     rows = module.main(argv + (["--steps-per-epoch", str(steps)] if steps else []))
     return rows, initial
@@ -86,7 +90,7 @@ def knowledge_distillation(epochs: int, steps: int | None, teacher_epochs: int =
     )
     rows, initial = run_script(module, epochs, steps)
     student = published.build_student()
-    student.set_weights(initial[0])
+    student.set_weights(initial["build_model"])
     teacher = keras.saving.load_model("teacher.keras", compile=False)
     means = published.EpochMeans(["student_loss", "distillation_loss"])
     distiller = published.compiled_distiller(student, teacher)
@@ -105,7 +109,64 @@ def knowledge_distillation(epochs: int, steps: int | None, teacher_epochs: int =
     ]
 
 
-COMPARISONS = {"knowledge_distillation": knowledge_distillation}
+def same_noise_gan(published, module):
+    """The published GAN drawing tfgen's numbers: each step's latents and label noise are the
+    generated script's `draw`s of the same step (the steps run: the generator's updates)."""
+    import tensorflow as tf
+
+    class SameNoise(published.GAN):
+        def train_step(self, real_images):
+            self.latents = iter([0, 2 * module.DISCRIMINATOR_STEPS])  # tfgen's draw numbers, in order
+            return super().train_step(real_images)
+
+        def latent(self, batch_size):
+            step = self.g_optimizer.iterations
+            return module.draw(tf.random.stateless_normal, module.NOISE_SHAPE, step, next(self.latents))
+
+        def label_noise(self, shape):  # fakes first, then the real examples, as published
+            step = self.g_optimizer.iterations
+            fake = module.draw(tf.random.stateless_uniform, [], step, -3)  # tfgen: fake target -0.05 u
+            real = module.draw(tf.random.stateless_uniform, [], step, -2)  # tfgen: real target 1 - 0.05 u
+            return tf.reshape(tf.concat([fake, real], axis=0), shape)
+
+    return SameNoise
+
+
+def dcgan(epochs: int, steps: int | None, seed: int = 1) -> list[dict]:
+    """Exact: the published step and the generated one from the same weights (tfgen's
+    discriminator is the published one with its last layer negated: it scores real examples
+    high, the published one fakes), the same unshuffled batches, latents and label noise."""
+    import dcgan_overriding_train_step as published
+
+    module = build_script(PUBLISHED / "dcgan.yaml", Path("generated"), "data.train.shuffle=null", f"seed={seed}")
+    rows, initial = run_script(module, epochs, steps, "build_generator", "build_discriminator")
+    generator, discriminator = published.build_generator(), published.build_discriminator()
+    generator.set_weights(initial["build_generator"])
+    *layers, kernel, bias = initial["build_discriminator"]
+    discriminator.set_weights([*layers, -kernel, -bias])
+    means = published.EpochMeans(["d_loss", "g_loss"])
+    gan = published.compiled_gan(discriminator, generator, same_noise_gan(published, module))
+    gan.fit(unshuffled(module, 64, steps, with_labels=False), epochs=epochs, verbose=0, callbacks=[means])
+    return exact_rows("dcgan", rows, means.epochs, ("d_loss", "g_loss"))
+
+
+def exact_rows(name: str, rows: list[dict], theirs: list[dict], keys: tuple[str, ...]) -> list[dict]:
+    """One row per epoch and figure: tfgen's history beside the published program's epoch means."""
+    return [
+        {
+            "comparison": name,
+            "mode": "exact",
+            "epoch": row["epoch"],
+            "figure": key,
+            "tfgen": row[key],
+            "published": epoch[key],
+        }
+        for row, epoch in zip(rows, theirs, strict=True)
+        for key in keys
+    ]
+
+
+COMPARISONS = {"knowledge_distillation": knowledge_distillation, "dcgan": dcgan}
 
 
 def verdict(row: dict) -> bool:
@@ -172,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if all(verdict(row) for row in rows) else 1
 
 
-DEFAULT_EPOCHS = {"knowledge_distillation": 3}
+DEFAULT_EPOCHS = {"knowledge_distillation": 3, "dcgan": 3}
 
 if __name__ == "__main__":
     sys.exit(main())

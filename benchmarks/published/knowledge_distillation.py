@@ -25,7 +25,7 @@ import json
 import keras
 import tensorflow as tf
 from keras import layers
-from published_data import digits
+from published_data import EpochMeans, digits
 
 SHAPE = (8, 8, 1)  # published: (28, 28, 1)
 
@@ -117,25 +117,6 @@ def compiled_distiller(student, teacher):
         temperature=10,
     )
     return distiller
-
-
-class EpochMeans(keras.callbacks.Callback):
-    """Each epoch's mean over batches of the named per-batch logs (the published step returns each
-    batch's losses; `fit`'s history keeps only the last batch's)."""
-
-    def __init__(self, keys):
-        super().__init__()
-        self.keys, self.batches, self.epochs = keys, [], []
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self.batches = []
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.batches.append([float(logs[key]) for key in self.keys])
-
-    def on_epoch_end(self, epoch, logs=None):
-        columns = zip(*self.batches, strict=True)
-        self.epochs.append({key: sum(c) / len(c) for key, c in zip(self.keys, columns, strict=True)})
 
 
 def main(seed: int, epochs: int, teacher_path: str | None = None) -> list[dict]:

@@ -1,9 +1,12 @@
-"""The small data every side-by-side comparison loads: scikit-learn's 1,797 8x8 digits as
+"""What the programs here share. The small data every side-by-side comparison loads: scikit-learn's 1,797 8x8 digits as
 (N, 8, 8, 1) float32 images in [0, 1] (the keras.io examples scale MNIST's 0-255 the same way)
 and their int32 labels. The tfgen specs here read it as `published_data:digits`; the keras.io
-programs here call it in place of `keras.datasets.mnist.load_data()`."""
+programs here call it in place of `keras.datasets.mnist.load_data()`. And EpochMeans: each epoch's mean of the per-batch
+losses a published step returns (`fit`'s history keeps only the last batch's)."""
 
 from __future__ import annotations
+
+import keras
 
 
 def digits():
@@ -12,3 +15,22 @@ def digits():
 
     images, labels = load_digits(return_X_y=True)
     return (images / 16.0).astype("float32").reshape(-1, 8, 8, 1), labels.astype("int32")
+
+
+class EpochMeans(keras.callbacks.Callback):
+    """Each epoch's mean over batches of the named per-batch logs (the published step returns each
+    batch's losses; `fit`'s history keeps only the last batch's)."""
+
+    def __init__(self, keys):
+        super().__init__()
+        self.keys, self.batches, self.epochs = keys, [], []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.batches = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.batches.append([float(logs[key]) for key in self.keys])
+
+    def on_epoch_end(self, epoch, logs=None):
+        columns = zip(*self.batches, strict=True)
+        self.epochs.append({key: sum(c) / len(c) for key, c in zip(self.keys, columns, strict=True)})

@@ -51,6 +51,9 @@ def gan_issues(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
     if set(NETWORKS) <= set(spec.networks):
         yield from _networks(spec, doc)
     yield from not_yet_issues(spec, doc, "gan", NOT_YET)
+    if spec.algorithm.label_noise is not None and spec.algorithm.loss != "non_saturating":
+        loss = spec.algorithm.loss
+        yield doc.issue(("algorithm", "label_noise"), f"label noise is for the `non_saturating` loss, not `{loss}`")
 
 
 def _names(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
