@@ -7,14 +7,26 @@ losses a published step returns (`fit`'s history keeps only the last batch's).""
 from __future__ import annotations
 
 import keras
+import numpy as np
 
 
-def digits():
-    """`(images, labels)`: (1797, 8, 8, 1) float32 in [0, 1], (1797,) int32."""
+def digits(examples: int | None = None):
+    """`(images, labels)`: (1797, 8, 8, 1) float32 in [0, 1], (1797,) int32; `examples` rows of
+    them, repeated as needed, when given (the benchmark cases' sizes)."""
     from sklearn.datasets import load_digits
 
     images, labels = load_digits(return_X_y=True)
-    return (images / 16.0).astype("float32").reshape(-1, 8, 8, 1), labels.astype("int32")
+    images, labels = (images / 16.0).astype("float32").reshape(-1, 8, 8, 1), labels.astype("int32")
+    if examples is None:
+        return images, labels
+    rows = np.arange(examples) % len(labels)
+    return images[rows], labels[rows]
+
+
+def signed_digits(examples: int | None = None):
+    """`digits()` scaled to [-1, 1], as keras.io's WGAN-GP scales Fashion-MNIST."""
+    images, labels = digits(examples)
+    return images * 2.0 - 1.0, labels
 
 
 class EpochMeans(keras.callbacks.Callback):
