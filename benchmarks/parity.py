@@ -171,20 +171,19 @@ def wgan_gp(epochs: int, steps: int | None, seeds: tuple[int, ...] = (1, 2, 3)) 
     Not exact: the published penalty draws alpha from a normal distribution (tfgen: uniform in
     [0, 1], as the paper), its dropout masks come from Keras's seed generator, and it logs the
     last critic update's d_loss (tfgen: the mean over the critic updates)."""
-    import keras
     import wgan_gp as published
 
     spec = PUBLISHED / "wgan_gp.yaml"
-    theirs, ours = [], []
-    for seed in seeds:
-        theirs.append(published.main(seed, epochs))
-        module = build_script(spec, Path(f"generated-{seed}"), f"seed={seed}")
-        ours.append(run_script(module, epochs, None)[0])
-    keras.utils.set_random_seed(0)
+    module = build_script(spec, Path("generated"))
     same = [w.shape for w in published.build_generator().weights + published.build_discriminator().weights]
     built = [w.shape for w in module.build_generator().weights + module.build_discriminator().weights]
     if same != built:
         raise SystemExit(f"the spec's networks are not the published ones: {built} != {same}")
+    theirs, ours = [], []
+    for seed in seeds:
+        theirs.append(published.main(seed, epochs, steps))
+        module = build_script(spec, Path(f"generated-{seed}"), f"seed={seed}")
+        ours.append(run_script(module, epochs, steps)[0])
     return spread_rows("wgan_gp", ours, theirs, ("d_loss", "g_loss"))
 
 

@@ -155,7 +155,7 @@ def load_teacher(path):
     return teacher
 
 
-def fed(teacher, features):
+def teacher_inputs(teacher, features):
     """The student's features as the teacher takes them: a Sequential teacher (as keras.io's
     are) takes the student's one input as a tensor, not a dict."""
     if isinstance(teacher, keras.Sequential) and len(features) == 1:
@@ -174,7 +174,9 @@ def distilled_outputs(teacher, student):
     """The student's class outputs named as the teacher's: a UserError unless there is one and
     each has the shape of the teacher's."""
     try:
-        taught = keyed(teacher(fed(teacher, student.input)), list(student.output))
+        taught = keyed(
+            teacher(teacher_inputs(teacher, student.input)), list(student.output)
+        )
     except (ValueError, TypeError, KeyError) as error:
         raise rt.UserError(
             f"the teacher {TEACHER} does not take the student's inputs: {error}"
@@ -284,7 +286,8 @@ class Trainer(rt.StandardTrainer):
         against the KL term from the frozen teacher, run in inference mode on the same batch.
         """
         taught = keyed(
-            self.teacher(fed(self.teacher, features), training=False), self.distilled
+            self.teacher(teacher_inputs(self.teacher, features), training=False),
+            self.distilled,
         )
         distillation = distillation_loss(taught, predictions, self.distilled)
         total = (

@@ -139,12 +139,14 @@ def compiled_wgan():
     return wgan
 
 
-def main(seed: int, epochs: int) -> list[dict]:
-    """The published program on the digits; each epoch's mean losses over its batches."""
+def main(seed: int, epochs: int, steps: int | None = None) -> list[dict]:
+    """The published program on the digits; each epoch's mean losses over its batches (`steps`
+    of them when given: benchmarks/parity.py's short runs)."""
     keras.utils.set_random_seed(seed)
     images, _ = signed_digits()
     means = EpochMeans(["d_loss", "g_loss"])
-    compiled_wgan().fit(images, batch_size=BATCH_SIZE, epochs=epochs, verbose=0, callbacks=[means])
+    wgan = compiled_wgan()
+    wgan.fit(images, batch_size=BATCH_SIZE, epochs=epochs, steps_per_epoch=steps, verbose=0, callbacks=[means])
     return means.epochs
 
 
