@@ -183,7 +183,7 @@ def wgan_gp(epochs: int, steps: int | None, seeds: tuple[int, ...] = (1, 2, 3)) 
     for seed in seeds:
         theirs.append(published.main(seed, epochs, steps))
         module = build_script(spec, Path(f"generated-{seed}"), f"seed={seed}")
-        ours.append(run_script(module, epochs, steps)[0])
+        ours.append(run_script(module, epochs, steps, "build_generator")[0])
     return spread_rows("wgan_gp", ours, theirs, ("d_loss", "g_loss"))
 
 
