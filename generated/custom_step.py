@@ -143,7 +143,7 @@ class Trainer(rt.StandardTrainer):
             pipeline=train_pipeline,
             examples_per_update=EXAMPLES_PER_UPDATE,
             update_metrics=update_metrics,
-            seed=SEED,
+            seed=SEED,  # the in-memory order, shuffled per epoch
         )
         self.step = rt.function(STEP, SPEC_DIR, "step")
         # Everything that owns variables is created in the strategy's scope, so it is mirrored.

@@ -158,6 +158,14 @@ def load_teacher(path):
     return teacher
 
 
+def teacher_inputs(teacher, features):
+    """The student's features as the teacher takes them: a Sequential teacher (as keras.io's
+    are) takes the student's one input as a tensor, not a dict."""
+    if isinstance(teacher, keras.Sequential) and len(features) == 1:
+        return next(iter(features.values()))
+    return features
+
+
 def keyed(outputs, names):
     """Outputs keyed by name: a teacher's one unnamed output by the student's one output's."""
     if isinstance(outputs, dict):
@@ -169,7 +177,9 @@ def distilled_outputs(teacher, student):
     """The student's class outputs named as the teacher's: a UserError unless there is one and
     each has the shape of the teacher's."""
     try:
-        taught = keyed(teacher(student.input), list(student.output))
+        taught = keyed(
+            teacher(teacher_inputs(teacher, student.input)), list(student.output)
+        )
     except (ValueError, TypeError, KeyError) as error:
         raise rt.UserError(
             f"the teacher {TEACHER} does not take the student's inputs: {error}"
@@ -278,7 +288,10 @@ class Trainer(rt.StandardTrainer):
         """The per-example loss: the student's losses against the targets (`student`), weighed
         against the KL term from the frozen teacher, run in inference mode on the same batch.
         """
-        taught = keyed(self.teacher(features, training=False), self.distilled)
+        taught = keyed(
+            self.teacher(teacher_inputs(self.teacher, features), training=False),
+            self.distilled,
+        )
         distillation = distillation_loss(taught, predictions, self.distilled)
         total = (
             STUDENT_LOSS_WEIGHT * student + (1.0 - STUDENT_LOSS_WEIGHT) * distillation

@@ -219,3 +219,14 @@ def test_workers_set_up_together_then_take_turns_an_epoch_each_in_order(tmp_path
 def test_a_failed_worker_is_named_with_its_error(tmp_path):
     with pytest.raises(RuntimeError, match=r"(?s)^bad failed:.*failed at epoch 1"):
         lockstep(tmp_path, [("good", 0.0, 3, "ok"), ("bad", 0.0, 3, "fail")])
+
+
+@pytest.mark.slow
+def test_a_published_case_times_the_keras_io_override_under_fit_and_the_generated_loop():
+    """The `distillation` case's two systems, tiny, in lockstep: the keras.io Distiller under tuned
+    `fit` (benchmarks/published_cases.py) and the script of the spec beside it."""
+    run = load_module(ROOT / "benchmarks" / "run.py")
+    results = run.run_case("distillation", ["fit_tuned", "tfgen"], examples=128, epochs=2, timeout=600, files={})
+    assert [r["system"] for r in results] == ["fit_tuned", "tfgen"]
+    for result in results:
+        assert result["case"] == "distillation" and result["epochs"] == 2 and result["examples_per_second"] > 0

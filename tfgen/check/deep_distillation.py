@@ -24,7 +24,9 @@ def teacher_problems(spec: Spec, keras: Any, student: Any) -> list[tuple[Loc, st
     except Exception as error:
         return [(TEACHER, f"the teacher model file {path} cannot be loaded: {first_line(error)}")]
     try:
-        taught = teacher(student.input)
+        inputs = student.input  # a Sequential teacher takes the student's one input as a tensor
+        one = isinstance(teacher, keras.Sequential) and len(inputs) == 1
+        taught = teacher(next(iter(inputs.values())) if one else inputs)
     except Exception as error:
         return [(TEACHER, f"the teacher {path} does not take the student's inputs: {first_line(error)}")]
     learned = {k: tuple(t.shape) for k, t in student.output.items() if spec.targets[k].class_count}

@@ -104,6 +104,7 @@ SCRIPT_NAMES = frozenset(
         "DISCRIMINATOR_INPUTS",
         "NOISE_SHAPE",
         "GRADIENT_PENALTY",
+        "LABEL_NOISE",
         "DISCRIMINATOR_STEPS",
         "CLASSES",
         "SAMPLES",

@@ -48,6 +48,9 @@ def gan_issues(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
         yield from _networks(spec, doc)
     yield from not_yet_issues(spec, doc, "gan", NOT_YET)
     yield from monitor_issues(spec, doc, "gan", gan_logs(spec))
+    if spec.algorithm.label_noise is not None and spec.algorithm.loss != "non_saturating":
+        loss = spec.algorithm.loss
+        yield doc.issue(("algorithm", "label_noise"), f"label noise is for the `non_saturating` loss, not `{loss}`")
 
 
 def gan_logs(spec: Spec) -> list[str]:

@@ -10,7 +10,16 @@ from tfgen.spec.models.algorithms import Distillation
 
 # The top-level names a distillation script defines besides the others.
 DISTILLATION_NAMES = frozenset(
-    ["TEACHER", "TEMPERATURE", "STUDENT_LOSS_WEIGHT", "load_teacher", "keyed", "distilled_outputs", "distillation_loss"]
+    [
+        "TEACHER",
+        "TEMPERATURE",
+        "STUDENT_LOSS_WEIGHT",
+        "load_teacher",
+        "teacher_inputs",
+        "keyed",
+        "distilled_outputs",
+        "distillation_loss",
+    ]
 )
 # The per-example losses the step adds to the outputs' (`task_losses`), each logged as `<name>_loss`.
 DISTILLATION_LOSSES = ("student", "distillation")

@@ -20,8 +20,11 @@ TEMPLATE = "algorithms/gan.py.jinja"
 NETWORKS = ("generator", "discriminator")
 SAMPLES = 16  # the fixed noise's samples written each epoch
 # Each loss's per-example discriminator and generator terms, of the scores (logits) of real and fake.
+# non_saturating's discriminator term is the mean cross-entropy over the real and the fake example
+# (keras.io's DCGAN: the mean over the batch of both); with label noise, against noisy targets.
+NOISY_TARGETS = "sigmoid_cross_entropy(real_targets, real) + sigmoid_cross_entropy(fake_targets, fake)"
 LOSSES = {
-    "non_saturating": ("tf.nn.softplus(-real) + tf.nn.softplus(fake)", "tf.nn.softplus(-fake)"),
+    "non_saturating": ("(tf.nn.softplus(-real) + tf.nn.softplus(fake)) / 2.0", "tf.nn.softplus(-fake)"),
     "wasserstein": ("fake - real", "-fake"),
     "hinge": ("tf.nn.relu(1.0 - real) + tf.nn.relu(1.0 + fake)", "-fake"),
 }
@@ -39,6 +42,7 @@ class GanView:
     generator_loss: str  # per example, of `fake` scores
     gradient_penalty: float | None
     discriminator_steps: int
+    label_noise: float | None  # non_saturating's targets lowered by up to this (None: exact targets)
     condition: str | None  # the class target both networks take one-hot (None: unconditional)
     classes: int | None  # the condition's classes
     image_shape: str | None  # a tuple literal: the samples' PNG grid (None: not image-shaped)
@@ -64,6 +68,8 @@ def gan_view(spec: Spec) -> GanView:
     real = next(iter(generator.outputs))
     condition = spec.targets.get(algorithm.condition) if algorithm.condition else None
     d_loss, g_loss = LOSSES[algorithm.loss]
+    if algorithm.label_noise:
+        d_loss = f"({NOISY_TARGETS}) / 2.0"
     history = gan_logs(spec)
     return GanView(
         generator=network_view(spec, "generator"),
@@ -76,6 +82,7 @@ def gan_view(spec: Spec) -> GanView:
         generator_loss=g_loss,
         gradient_penalty=algorithm.gradient_penalty,
         discriminator_steps=algorithm.discriminator_steps,
+        label_noise=algorithm.label_noise,
         condition=algorithm.condition,
         classes=condition.class_count if condition else None,
         image_shape=_image_shape(discriminator.inputs[real].shape),

@@ -39,6 +39,12 @@ class Gan(StrictModel):
     discriminator_steps: PositiveInt = Field(
         1, description="discriminator updates per generator update (WGAN-GP: 5)", examples=[5]
     )
+    label_noise: PositiveFloat | None = Field(
+        None,
+        description="`non_saturating` only: the discriminator's targets, 1 for each real example and 0 for each "
+        "fake, are each lowered by this times a uniform draw in [0, 1) (keras.io's DCGAN: 0.05)",
+        examples=[0.05],
+    )
     condition: Identifier | None = Field(
         None,
         description="a class target fed (one-hot) to both networks as their input of that name: a conditional GAN",

@@ -1,0 +1,280 @@
+"""Side by side with keras.io: each published `train_step` override (restated in
+benchmarks/published/, on the 8x8 digits) against the script tfgen generates from the spec beside
+it, per epoch. Prints a table; exits 1 when a comparison fails its criterion.
+
+    python benchmarks/parity.py                      # every comparison
+    python benchmarks/parity.py knowledge_distillation --epochs 2 --steps 8
+
+Exact comparisons (same initial weights, batches and random numbers; oneDNN off, no XLA): the
+per-epoch losses within 1e-5 (relative). Where the random numbers cannot be the same, the published
+program's spread over 3 seeds: the mean of tfgen's figures over the same 3 seeds within the
+published range (each seed's figure is shown; docs/algorithms.md, "Side by side with keras.io").
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"  # before TensorFlow loads: the same kernels on both sides
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+ROOT = Path(__file__).resolve().parent.parent
+PUBLISHED = ROOT / "benchmarks" / "published"
+sys.path.insert(0, str(PUBLISHED))
+EXACT_RTOL = 1e-5
+
+
+def build_script(spec: Path, folder: Path, *overrides: str):
+    """`tfgen build spec --set ...` into `folder`; the script imported as a module."""
+    from tfgen.cli import main
+
+    sets = [f"--set={override}" for override in overrides]
+    if main(["build", str(spec), "--out", str(folder), *sets]) != 0:
+        raise SystemExit(f"tfgen build {spec} failed")
+    path = folder / f"{spec.stem}.py"
+    module_spec = importlib.util.spec_from_file_location(f"parity_{spec.stem}", path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module
+
+
+def run_script(module, epochs: int, steps: int | None, *builders: str) -> tuple[list, dict]:
+    """Train the generated script in this process: its history rows, and the weights each of its
+    `builders` (default: build_model) gave its network before training, by builder."""
+    initial = {}
+
+    def recording(name, build):
+        def built(*args):
+            model = build(*args)
+            initial[name] = model.get_weights()
+            return model
+
+        return built
+
+    for name in builders or ["build_model"]:
+        setattr(module, name, recording(name, getattr(module, name)))
+    argv = ["--output-dir", "run", "--fresh", "--epochs", str(epochs)]
+    rows = module.main(argv + (["--steps-per-epoch", str(steps)] if steps else []))
+    return rows, initial
+
+
+def unshuffled(module, batch: int, steps: int | None, with_labels: bool = True):
+    """The script's data as `fit` reads it: in order, whole batches (as the script's unshuffled
+    pipeline gives them), `steps` of them."""
+    import tensorflow as tf
+
+    (features, targets), _ = module.load_data()
+    data = (features["pixels"], targets["digit"]) if with_labels else features["pixels"]
+    dataset = tf.data.Dataset.from_tensor_slices(data).batch(batch, drop_remainder=True)
+    return dataset.take(steps) if steps else dataset
+
+
+def knowledge_distillation(epochs: int, steps: int | None, teacher_epochs: int = 5, seed: int = 1) -> list[dict]:
+    """Exact: the published Distiller and the generated distillation step, from the same student
+    weights and the same teacher file, on the same unshuffled batches."""
+    import keras
+    import knowledge_distillation as published
+
+    keras.utils.set_random_seed(seed)
+    x, y = published.digits()
+    published.train_teacher(published.build_teacher(), x, y, teacher_epochs).save("teacher.keras")
+    module = build_script(
+        PUBLISHED / "knowledge_distillation.yaml", Path("generated"), "data.train.shuffle=null", f"seed={seed}"
+    )
+    rows, initial = run_script(module, epochs, steps)
+    student = published.build_student()
+    student.set_weights(initial["build_model"])
+    teacher = keras.saving.load_model("teacher.keras", compile=False)
+    means = published.EpochMeans(["student_loss", "distillation_loss"])
+    distiller = published.compiled_distiller(student, teacher)
+    distiller.fit(unshuffled(module, 32, steps), epochs=epochs, verbose=0, callbacks=[means])
+    return [
+        {
+            "comparison": "knowledge_distillation",
+            "mode": "exact",
+            "epoch": row["epoch"],
+            "figure": key,
+            "tfgen": row[key],
+            "published": theirs[key],
+        }
+        for row, theirs in zip(rows, means.epochs, strict=True)
+        for key in ("student_loss", "distillation_loss")
+    ]
+
+
+def same_noise_gan(published, module):
+    """The published GAN drawing tfgen's numbers: each step's latents and label noise are the
+    generated script's `draw`s of the same step (the steps run: the generator's updates)."""
+    import tensorflow as tf
+
+    class SameNoise(published.GAN):
+        def train_step(self, real_images):
+            self.latents = iter([0, 2 * module.DISCRIMINATOR_STEPS])  # tfgen's draw numbers, in order
+            return super().train_step(real_images)
+
+        def latent(self, batch_size):
+            step = self.g_optimizer.iterations
+            return module.draw(tf.random.stateless_normal, module.NOISE_SHAPE, step, next(self.latents))
+
+        def label_noise(self, shape):  # fakes first, then the real examples, as published
+            step = self.g_optimizer.iterations
+            fake = module.draw(tf.random.stateless_uniform, [], step, -3)  # tfgen: fake target -0.05 u
+            real = module.draw(tf.random.stateless_uniform, [], step, -2)  # tfgen: real target 1 - 0.05 u
+            return tf.reshape(tf.concat([fake, real], axis=0), shape)
+
+    return SameNoise
+
+
+def dcgan(epochs: int, steps: int | None, seed: int = 1) -> list[dict]:
+    """Exact: the published step and the generated one from the same weights (tfgen's
+    discriminator is the published one with its last layer negated: it scores real examples
+    high, the published one fakes), the same unshuffled batches, latents and label noise."""
+    import dcgan_overriding_train_step as published
+
+    module = build_script(PUBLISHED / "dcgan.yaml", Path("generated"), "data.train.shuffle=null", f"seed={seed}")
+    rows, initial = run_script(module, epochs, steps, "build_generator", "build_discriminator")
+    generator, discriminator = published.build_generator(), published.build_discriminator()
+    generator.set_weights(initial["build_generator"])
+    *layers, kernel, bias = initial["build_discriminator"]
+    discriminator.set_weights([*layers, -kernel, -bias])
+    means = published.EpochMeans(["d_loss", "g_loss"])
+    gan = published.compiled_gan(discriminator, generator, same_noise_gan(published, module))
+    gan.fit(unshuffled(module, 64, steps, with_labels=False), epochs=epochs, verbose=0, callbacks=[means])
+    return exact_rows("dcgan", rows, means.epochs, ("d_loss", "g_loss"))
+
+
+def exact_rows(name: str, rows: list[dict], theirs: list[dict], keys: tuple[str, ...]) -> list[dict]:
+    """One row per epoch and figure: tfgen's history beside the published program's epoch means."""
+    return [
+        {
+            "comparison": name,
+            "mode": "exact",
+            "epoch": row["epoch"],
+            "figure": key,
+            "tfgen": row[key],
+            "published": epoch[key],
+        }
+        for row, epoch in zip(rows, theirs, strict=True)
+        for key in keys
+    ]
+
+
+def wgan_gp(epochs: int, steps: int | None, seeds: tuple[int, ...] = (1, 2, 3)) -> list[dict]:
+    """Over 3 seeds: the published WGAN-GP's per-epoch losses, and tfgen's with the same seeds.
+    Not exact: the published penalty draws alpha from a normal distribution (tfgen: uniform in
+    [0, 1], as the paper), its dropout masks come from Keras's seed generator, and it logs the
+    last critic update's d_loss (tfgen: the mean over the critic updates)."""
+    import wgan_gp as published
+
+    spec = PUBLISHED / "wgan_gp.yaml"
+    module = build_script(spec, Path("generated"))
+    same = [w.shape for w in published.build_generator().weights + published.build_discriminator().weights]
+    built = [w.shape for w in module.build_generator().weights + module.build_discriminator().weights]
+    if same != built:
+        raise SystemExit(f"the spec's networks are not the published ones: {built} != {same}")
+    theirs, ours = [], []
+    for seed in seeds:
+        theirs.append(published.main(seed, epochs, steps))
+        module = build_script(spec, Path(f"generated-{seed}"), f"seed={seed}")
+        ours.append(run_script(module, epochs, steps, "build_generator")[0])
+    return spread_rows("wgan_gp", ours, theirs, ("d_loss", "g_loss"))
+
+
+def spread_rows(name: str, ours: list[list[dict]], theirs: list[list[dict]], keys: tuple[str, ...]) -> list[dict]:
+    """One row per epoch and figure: tfgen's value for each seed beside the published range."""
+    rows = []
+    for epoch in range(len(theirs[0])):
+        for key in keys:
+            published = [run[epoch][key] for run in theirs]
+            rows.append(
+                {
+                    "comparison": name,
+                    "mode": "3 seeds",
+                    "epoch": epoch + 1,
+                    "figure": key,
+                    "tfgen_values": [run[epoch][key] for run in ours],
+                    "published_values": published,
+                    "published_range": [min(published), max(published)],
+                }
+            )
+    return rows
+
+
+COMPARISONS = {"knowledge_distillation": knowledge_distillation, "dcgan": dcgan, "wgan_gp": wgan_gp}
+
+
+def verdict(row: dict) -> bool:
+    """Exact rows: within EXACT_RTOL of each other; 3-seed rows: tfgen's mean within the published range."""
+    if row["mode"] == "exact":
+        return abs(row["tfgen"] - row["published"]) <= EXACT_RTOL * max(abs(row["published"]), 1e-6)
+    low, high = row["published_range"]
+    return low <= sum(row["tfgen_values"]) / len(row["tfgen_values"]) <= high
+
+
+def table(rows: list[dict]) -> str:
+    lines = [
+        "| comparison | mode | epoch | figure | tfgen | published | difference | holds |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        if row["mode"] == "exact":
+            shown = f"{row['tfgen']:.6f} | {row['published']:.6f} | {abs(row['tfgen'] - row['published']):.1e}"
+        else:
+            values = row["tfgen_values"]
+            ours = ", ".join(f"{v:.4f}" for v in values) + f" (mean {sum(values) / len(values):.4f})"
+            low, high = row["published_range"]
+            shown = f"{ours} | {low:.4f} .. {high:.4f} | spread {high - low:.4f}"
+        mark = "yes" if verdict(row) else "NO"
+        lines.append(f"| {row['comparison']} | {row['mode']} | {row['epoch']} | {row['figure']} | {shown} | {mark} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("comparisons", nargs="*", help=f"of {', '.join(COMPARISONS)} (default: all)")
+    parser.add_argument("--epochs", type=int, help="epochs of each run (default: each comparison's)")
+    parser.add_argument("--steps", type=int, help="batches per epoch (default: all)")
+    parser.add_argument("--teacher-epochs", type=int, default=5, help="knowledge_distillation's teacher (published: 5)")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # a comparison in a process of its own
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.comparisons) - set(COMPARISONS))
+    if unknown:
+        parser.error(f"unknown comparison(s) {', '.join(unknown)}: choose from {', '.join(COMPARISONS)}")
+    if args.one:
+        with tempfile.TemporaryDirectory(prefix="tfgen-parity-") as folder:
+            os.chdir(folder)
+            extra = {"teacher_epochs": args.teacher_epochs} if args.one == "knowledge_distillation" else {}
+            rows = COMPARISONS[args.one](args.epochs or DEFAULT_EPOCHS[args.one], args.steps, **extra)
+        print(json.dumps(rows))
+        return 0
+    rows = []
+    for name in args.comparisons or COMPARISONS:
+        command = [sys.executable, __file__, "--one", name, *(["--epochs", str(args.epochs)] if args.epochs else [])]
+        command += ["--steps", str(args.steps)] if args.steps else []
+        command += ["--teacher-epochs", str(args.teacher_epochs)]
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "runtime"), os.environ.get("PYTHONPATH", "")]),
+        }
+        done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"{name} failed:\n{done.stderr[-3000:]}")
+        rows += json.loads(done.stdout.strip().splitlines()[-1])
+    print(table(rows))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    return 0 if all(verdict(row) for row in rows) else 1
+
+
+DEFAULT_EPOCHS = {"knowledge_distillation": 3, "dcgan": 3, "wgan_gp": 3}
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""Side by side with keras.io (benchmarks/parity.py): the exact comparisons, run small (2 epochs
+of 4 batches). Every epoch, and WGAN-GP over 3 seeds, is `python benchmarks/parity.py`
+(docs/algorithms.md, "Side by side with keras.io")."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def compare(tmp_path, comparison: str, *options: str) -> list[dict]:
+    """`benchmarks/parity.py COMPARISON` for 2 epochs of 4 batches: its rows, each checked within 1e-5."""
+    out = tmp_path / f"{comparison}.json"
+    command = [sys.executable, str(ROOT / "benchmarks" / "parity.py"), comparison]
+    command += ["--epochs", "2", "--steps", "4", "--json", str(out), *options]
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "-1"}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env, check=False)
+    print(result.stdout)  # the table: measured differences <= 1e-6
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    rows = json.loads(out.read_text())
+    for row in rows:
+        assert row["mode"] == "exact" and row["tfgen"] == pytest.approx(row["published"], rel=1e-5), row
+    return rows
+
+
+def test_a_sequential_teacher_distils_as_keras_io_published_distiller_computes(tmp_path):
+    """keras.io's knowledge_distillation (restated in benchmarks/published/) and the script of the
+    spec beside it, from the same student weights, the same Sequential teacher file (its one input
+    fed as a tensor: it takes no dict) and the same unshuffled batches: student_loss and
+    distillation_loss within 1e-5 per epoch."""
+    rows = compare(tmp_path, "knowledge_distillation", "--teacher-epochs", "1")
+    assert [(r["epoch"], r["figure"]) for r in rows] == [
+        (1, "student_loss"),
+        (1, "distillation_loss"),
+        (2, "student_loss"),
+        (2, "distillation_loss"),
+    ]
+    assert rows[0]["tfgen"] != rows[2]["tfgen"]  # it trained
+
+
+def test_an_unshuffled_gan_with_label_noise_steps_as_keras_io_published_dcgan(tmp_path):
+    """keras.io's DCGAN step and tfgen's from the same weights (tfgen's discriminator with its last
+    layer negated), batches, latents and label noise: d_loss and g_loss within 1e-5 per epoch.
+    It holds because the non_saturating d_loss is the mean cross-entropy over the real and the fake
+    examples (it was their sum), `label_noise` draws the published trick, and `shuffle: null`
+    leaves a gan's in-memory batches in order (they were shuffled)."""
+    rows = compare(tmp_path, "dcgan")
+    assert [(r["epoch"], r["figure"]) for r in rows] == [(1, "d_loss"), (1, "g_loss"), (2, "d_loss"), (2, "g_loss")]
