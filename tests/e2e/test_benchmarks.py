@@ -190,6 +190,7 @@ def lockstep(tmp_path, workers):
         return run.run_in_lockstep(started, time.monotonic() + 60)
 
 
+@pytest.mark.slow  # starts worker processes
 def test_workers_set_up_together_then_take_turns_an_epoch_each_in_order(tmp_path):
     results = lockstep(tmp_path, [("a", 0.6, 3, "ok"), ("b", 0.0, 3, "ok"), ("c", 0.3, 2, "ok")])
     spans = sorted((span for result in results for span in result["spans"]), key=lambda span: span[2])

@@ -46,8 +46,9 @@ def test_a_build_writes_the_scripts_only_and_generated_holds_nothing_else(target
 
 
 def test_vendor_writes_the_runtimes_sources_under_a_header_naming_its_version(tmp_path):
-    """`--vendor`: each module of runtime/tfgen_runtime/, byte for byte below one header line."""
-    vendored = plan_targets([s.relative_to(ROOT) for s in SPECS], tmp_path, vendor=True)
+    """`--vendor`: each module of runtime/tfgen_runtime/, byte for byte below one header line
+    (the copy is the same whatever the spec: one spec is planned)."""
+    vendored = plan_targets([Path("specs/digits.yaml")], tmp_path, vendor=True)
     runtime = {t.output.relative_to(tmp_path).as_posix(): t.text for t in vendored if t.spec is None}
     assert sorted(runtime) == sorted(f"{RUNTIME_DIR}/{p.name}" for p in RUNTIME_SOURCES.glob("*.py"))
     header = f"# tfgen-runtime {RUNTIME_VERSION}, vendored by tfgen {__version__}. DO NOT EDIT.\n"

@@ -87,6 +87,7 @@ def test_ci_installs_the_runtime_as_users_get_it():
     assert "pip install --quiet ./runtime -e " in (ROOT / ".ci" / "run").read_text()
 
 
+@pytest.mark.slow  # builds in another process, its imports blocked
 def test_build_and_check_work_without_tensorflow_keras_or_numpy(blocked_build):
     result, project, env = blocked_build
     for module in TRAINING_STACK_MODULES:  # the blocker really blocks
