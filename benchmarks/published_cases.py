@@ -103,24 +103,12 @@ def run_script(bench, module, folder: Path, turns) -> tuple[list, list, list]:
 
 def run_fit(bench, case: dict, system: str, module, folder: Path, turns, epochs: int) -> tuple[list, list]:
     """The published override under `fit`: `fit_tuned` with run.py's tuned settings."""
-    import keras
-
     model, dataset = published_model(case, module, folder)
     if system == "fit_tuned":  # what run.py's compile_fit gives tuned `fit` (the published compile took none)
         model.steps_per_execution = bench.TUNED_STEPS_PER_EXECUTION
         model.jit_compile = case.get("jit_compile", True)
     epoch_seconds, rss = [], []
-
-    class Timing(keras.callbacks.Callback):
-        def on_epoch_begin(self, epoch, logs=None):
-            turns.take()
-            self.started = time.perf_counter()
-
-        def on_epoch_end(self, epoch, logs=None):
-            epoch_seconds.append(time.perf_counter() - self.started)
-            rss.append(bench.rss_mb())
-
-    model.fit(dataset, epochs=epochs, verbose=0, callbacks=[Timing()])
+    model.fit(dataset, epochs=epochs, verbose=0, callbacks=[bench.epoch_timing(turns, epoch_seconds, rss)])
     return epoch_seconds, rss
 
 

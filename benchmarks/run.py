@@ -440,6 +440,23 @@ def spec_losses(spec: dict) -> tuple[dict, dict]:
     return losses, weights
 
 
+def epoch_timing(turns: Turns, epoch_seconds: list, rss: list):
+    """A `fit` callback that waits for each epoch's turn, then records the epoch's seconds and
+    the process's RSS after it."""
+    import keras
+
+    class Timing(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            turns.take()
+            self.started = time.perf_counter()
+
+        def on_epoch_end(self, epoch, logs=None):
+            epoch_seconds.append(time.perf_counter() - self.started)
+            rss.append(rss_mb())
+
+    return Timing()
+
+
 def compile_fit(model, optimizer, spec: dict, system: str, jit_compile: bool = True) -> None:
     """`model.compile` for `fit_default` (Keras defaults) or `fit_tuned` (steps_per_execution, and
     XLA where the model allows it: `jit_compile=False` for a model with a string input)."""
@@ -516,17 +533,7 @@ def run_worker(
 
         if system in ("fit_default", "fit_tuned"):
             compile_fit(model, optimizer, spec, system, jit_compile=case.get("jit_compile", True))
-
-            class Timing(keras.callbacks.Callback):
-                def on_epoch_begin(self, epoch, logs=None):
-                    turns.take()
-                    self.started = time.perf_counter()
-
-                def on_epoch_end(self, epoch, logs=None):
-                    epoch_seconds.append(time.perf_counter() - self.started)
-                    rss.append(rss_mb())
-
-            model.fit(dataset, epochs=epochs, verbose=0, callbacks=[Timing()])
+            model.fit(dataset, epochs=epochs, verbose=0, callbacks=[epoch_timing(turns, epoch_seconds, rss)])
         else:
             losses, weights = spec_losses(spec)
             variables = model.trainable_variables
