@@ -74,11 +74,20 @@ ADAPTIVE = frozenset({Weighting.UNCERTAINTY, Weighting.EMA_RATIO})
 
 
 def make_view(
-    spec: Spec, *, spec_path: str, spec_sha256: str, version: str, spec_dir: str = ".", vendored: bool = False
+    spec: Spec,
+    *,
+    spec_path: str,
+    spec_sha256: str,
+    version: str,
+    spec_dir: str = ".",
+    vendored: bool = False,
+    commands: bool = True,
 ) -> View:
     """`spec_dir`: the spec's folder relative to the script's (POSIX), where the script looks
     for user modules after sys.path and the working directory; `vendored`: the script imports
-    the runtime copied beside it (`tfgen build --vendor`), not the installed one."""
+    the runtime copied beside it (`tfgen build --vendor`), not the installed one; `commands`:
+    `predict` and `evaluate` where the spec's data allows them (not for another algorithm's
+    spec seen as a supervised one)."""
     wiring = model_wiring(spec, output_names(spec))
     outputs = _outputs(spec, wiring)
     view = View(
@@ -148,7 +157,7 @@ def make_view(
         phases=phase_view(spec),
         distillation=distillation_view(spec),
     )
-    view = replace(view, predict=predict_view(spec, view))
+    view = replace(view, predict=predict_view(spec, view) if commands else None)
     return replace(
         view,
         options=option_lines(view),

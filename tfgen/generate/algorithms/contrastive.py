@@ -10,7 +10,6 @@ from typing import Any
 
 from tfgen.generate.algorithms.networks import NetworkView, as_supervised, network_view, networks_view
 from tfgen.generate.code import keras_call, literal
-from tfgen.generate.constants_plan import parse_arguments
 from tfgen.generate.identity import state_sha256
 from tfgen.generate.plan import make_view
 from tfgen.spec.contrastive_rules import history_keys
@@ -38,11 +37,10 @@ class ContrastiveView:
 def plan(spec: Spec, **where: Any) -> tuple[str, dict[str, Any]]:
     """The contrastive template, the shared view `v` (its data, constants, trackers), the
     metrics' `nets` and the algorithm's `k`."""
-    v = make_view(_as_data_spec(spec), **where)
-    header = {**v.header, "state_sha256": state_sha256(spec)}
     # No `predict`/`evaluate`: an encoder has no outputs against targets to predict or score.
-    v = replace(v, header=header, docstring=_docstring(spec), predict=None)
-    v = replace(v, parse_arguments=parse_arguments(v))
+    v = make_view(_as_data_spec(spec), commands=False, **where)
+    header = {**v.header, "state_sha256": state_sha256(spec)}
+    v = replace(v, header=header, docstring=_docstring(spec))
     k = contrastive_view(spec)
     return TEMPLATE, {"v": v, "k": k, "nets": networks_view([k.encoder], k.history)}
 
