@@ -4,6 +4,7 @@ it, per epoch. Prints a table; exits 1 when a comparison fails its criterion.
 
     python benchmarks/parity.py                      # every comparison
     python benchmarks/parity.py knowledge_distillation --epochs 2 --steps 8
+    python benchmarks/parity.py dcgan --float64      # both DCGAN programs in float64 (see in_float64)
 
 Exact comparisons (same initial weights, batches and random numbers; oneDNN off, no XLA): the
 per-epoch losses within 1e-5 (relative). Where the random numbers cannot be the same, the published
@@ -45,14 +46,17 @@ def build_script(spec: Path, folder: Path, *overrides: str):
     return module
 
 
-def run_script(module, epochs: int, steps: int | None, *builders: str) -> tuple[list, dict]:
+def run_script(module, epochs: int, steps: int | None, *builders: str, start: dict | None = None) -> tuple[list, dict]:
     """Train the generated script in this process: its history rows, and the weights each of its
-    `builders` (default: build_model) gave its network before training, by builder."""
+    `builders` (default: build_model) gave its network before training, by builder (`start`'s,
+    by builder, when given)."""
     initial = {}
 
     def recording(name, build):
         def built(*args):
             model = build(*args)
+            if start:
+                model.set_weights(start[name])
             initial[name] = model.get_weights()
             return model
 
@@ -132,14 +136,23 @@ def same_noise_gan(published, module):
     return SameNoise
 
 
-def dcgan(epochs: int, steps: int | None, seed: int = 1) -> list[dict]:
+def dcgan(epochs: int, steps: int | None, seed: int = 1, float64: bool = False) -> list[dict]:
     """Exact: the published step and the generated one from the same weights (tfgen's
     discriminator is the published one with its last layer negated: it scores real examples
-    high, the published one fakes), the same unshuffled batches, latents and label noise."""
+    high, the published one fakes), the same unshuffled batches, latents and label noise.
+    `float64`: both in float64 (see in_float64), from the float32 comparison's initial weights."""
     import dcgan_overriding_train_step as published
 
-    module = build_script(PUBLISHED / "dcgan.yaml", Path("generated"), "data.train.shuffle=null", f"seed={seed}")
-    rows, initial = run_script(module, epochs, steps, "build_generator", "build_discriminator")
+    overrides = ["data.train.shuffle=null", f"seed={seed}"]
+    if float64:
+        overrides.append("networks.discriminator.inputs.pixels.dtype=float64")
+    module = build_script(PUBLISHED / "dcgan.yaml", Path("generated"), *overrides)
+    builders = ("build_generator", "build_discriminator")
+    start = None
+    if float64:
+        start = float32_start(module, seed, builders)
+        in_float64(module)
+    rows, initial = run_script(module, epochs, steps, *builders, start=start)
     generator, discriminator = published.build_generator(), published.build_discriminator()
     generator.set_weights(initial["build_generator"])
     *layers, kernel, bias = initial["build_discriminator"]
@@ -147,7 +160,47 @@ def dcgan(epochs: int, steps: int | None, seed: int = 1) -> list[dict]:
     means = published.EpochMeans(["d_loss", "g_loss"])
     gan = published.compiled_gan(discriminator, generator, same_noise_gan(published, module))
     gan.fit(unshuffled(module, 64, steps, with_labels=False), epochs=epochs, verbose=0, callbacks=[means])
-    return exact_rows("dcgan", rows, means.epochs, ("d_loss", "g_loss"))
+    rows = exact_rows("dcgan", rows, means.epochs, ("d_loss", "g_loss"))
+    return [{**row, "mode": "exact, float64"} for row in rows] if float64 else rows
+
+
+def float32_start(module, seed: int, builders: tuple[str, ...]) -> dict:
+    """The weights the script's `builders` give in float32 under its seed (its main sets the seed,
+    then builds them in this order): the float32 comparison's initial weights."""
+    import keras
+
+    keras.utils.set_random_seed(seed)
+    return {name: getattr(module, name)().get_weights() for name in builders}
+
+
+def in_float64(module) -> None:
+    """Both DCGAN programs in float64, in this process: Keras's floatx and dtype policy (every
+    layer, variable, optimizer slot and metric; the published labels), the real examples float64
+    (the spec's `--set`), the generated script's draws (float32: tf.random's default) cast to
+    float64, the same numbers, so that its label noise is computed in float64 too; and two float32
+    values of tfgen_runtime met at their edge: the regularization sum (0.0 here) cast to float64,
+    the losses kept for a non-finite step cast to float32. The generated script's text is not
+    edited."""
+    import keras
+    import tensorflow as tf
+
+    keras.config.set_floatx("float64")
+    keras.config.set_dtype_policy("float64")  # the policy in use: set from floatx when first read
+    draw = module.draw
+
+    def drawn_in_float64(*args):
+        return tf.cast(draw(*args), tf.float64)
+
+    module.draw = drawn_in_float64
+    regularization_loss = module.rt.regularization_loss  # float32 (0.0 here: no regularizers)
+    module.rt.regularization_loss = lambda model: tf.cast(regularization_loss(model), tf.float64)
+    record = module.rt.RunState.record  # keeps a non-finite step's losses in float32
+
+    def recorded_in_float32(state, carried, loss, losses):
+        losses = {name: tf.cast(values, tf.float32) for name, values in losses.items()}
+        return record(state, carried, tf.cast(loss, tf.float32), losses)
+
+    module.rt.RunState.record = recorded_in_float32
 
 
 def exact_rows(name: str, rows: list[dict], theirs: list[dict], keys: tuple[str, ...]) -> list[dict]:
@@ -212,7 +265,7 @@ COMPARISONS = {"knowledge_distillation": knowledge_distillation, "dcgan": dcgan,
 
 def verdict(row: dict) -> bool:
     """Exact rows: within EXACT_RTOL of each other; 3-seed rows: tfgen's mean within the published range."""
-    if row["mode"] == "exact":
+    if row["mode"].startswith("exact"):
         return abs(row["tfgen"] - row["published"]) <= EXACT_RTOL * max(abs(row["published"]), 1e-6)
     low, high = row["published_range"]
     return low <= sum(row["tfgen_values"]) / len(row["tfgen_values"]) <= high
@@ -224,7 +277,7 @@ def table(rows: list[dict]) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
-        if row["mode"] == "exact":
+        if row["mode"].startswith("exact"):
             shown = f"{row['tfgen']:.6f} | {row['published']:.6f} | {abs(row['tfgen'] - row['published']):.1e}"
         else:
             values = row["tfgen_values"]
@@ -242,16 +295,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--epochs", type=int, help="epochs of each run (default: each comparison's)")
     parser.add_argument("--steps", type=int, help="batches per epoch (default: all)")
     parser.add_argument("--teacher-epochs", type=int, default=5, help="knowledge_distillation's teacher (published: 5)")
+    parser.add_argument("--seed", type=int, help="the exact comparisons' seed (default: 1; wgan_gp: 1, 2 and 3)")
+    parser.add_argument("--float64", action="store_true", help="dcgan only: both programs in float64")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a comparison in a process of its own
     args = parser.parse_args(argv)
     unknown = sorted(set(args.comparisons) - set(COMPARISONS))
     if unknown:
         parser.error(f"unknown comparison(s) {', '.join(unknown)}: choose from {', '.join(COMPARISONS)}")
+    chosen = [args.one] if args.one else args.comparisons or list(COMPARISONS)
+    if args.float64 and chosen != ["dcgan"]:
+        print("error: --float64 is for the dcgan comparison only: `parity.py dcgan --float64`", file=sys.stderr)
+        return 2
+    if args.seed is not None and "wgan_gp" in chosen:
+        print("error: --seed is for the exact comparisons: wgan_gp runs seeds 1, 2 and 3", file=sys.stderr)
+        return 2
     if args.one:
         with tempfile.TemporaryDirectory(prefix="tfgen-parity-") as folder:
             os.chdir(folder)
             extra = {"teacher_epochs": args.teacher_epochs} if args.one == "knowledge_distillation" else {}
+            extra.update({"float64": True} if args.float64 else {})
+            extra.update({"seed": args.seed} if args.seed is not None else {})
             rows = COMPARISONS[args.one](args.epochs or DEFAULT_EPOCHS[args.one], args.steps, **extra)
         print(json.dumps(rows))
         return 0
@@ -259,7 +323,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.comparisons or COMPARISONS:
         command = [sys.executable, __file__, "--one", name, *(["--epochs", str(args.epochs)] if args.epochs else [])]
         command += ["--steps", str(args.steps)] if args.steps else []
-        command += ["--teacher-epochs", str(args.teacher_epochs)]
+        command += ["--teacher-epochs", str(args.teacher_epochs), *(["--float64"] if args.float64 else [])]
+        command += ["--seed", str(args.seed)] if args.seed is not None else []
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "runtime"), os.environ.get("PYTHONPATH", "")]),

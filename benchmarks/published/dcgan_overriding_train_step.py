@@ -11,7 +11,9 @@ here); every figure is the published one. What differs from the original, and on
 - `main(seed, epochs)` sets Keras's seed and the epochs (published: unseeded, 30); no image callback;
 - the random draws are two methods, `latent` and `label_noise` (published: `tf.random.normal` and
   `tf.random.uniform` inline; these call the same), so that benchmarks/parity.py can give this
-  step and tfgen's the same numbers.
+  step and tfgen's the same numbers;
+- the labels are of Keras's floatx (published: float32, the default floatx; the same here unless
+  benchmarks/parity.py's `--float64` sets it).
 Unchanged: the networks' layers and sizes, latent 128, batch 64, shuffle buffer 1024, Adam(3e-4)
 for each network, BinaryCrossentropy(from_logits=True) over the fakes (label 1) and the real
 examples (label 0) concatenated, label noise 0.05 * U[0, 1), the generator's fakes labelled 0,
@@ -92,7 +94,9 @@ class GAN(keras.Model):
         batch_size = tf.shape(real_images)[0]
         fakes = self.generator(self.latent(batch_size))
         combined = tf.concat([fakes, real_images], axis=0)
-        labels = tf.concat([tf.ones((batch_size, 1)), tf.zeros((batch_size, 1))], axis=0)
+        floatx = keras.config.floatx()  # published: float32 (the default floatx)
+        ones, zeros = tf.ones((batch_size, 1), floatx), tf.zeros((batch_size, 1), floatx)
+        labels = tf.concat([ones, zeros], axis=0)
         labels += 0.05 * self.label_noise(tf.shape(labels))
         with tf.GradientTape() as tape:
             d_loss = self.loss_fn(labels, self.discriminator(combined))
@@ -100,7 +104,7 @@ class GAN(keras.Model):
         self.d_optimizer.apply_gradients(zip(tape.gradient(d_loss, variables), variables, strict=True))
 
         latents = self.latent(batch_size)
-        misleading = tf.zeros((batch_size, 1))  # "real"
+        misleading = tf.zeros((batch_size, 1), floatx)  # "real"
         with tf.GradientTape() as tape:
             g_loss = self.loss_fn(misleading, self.discriminator(self.generator(latents)))
         variables = self.generator.trainable_weights
