@@ -5,6 +5,7 @@ it, per epoch. Prints a table; exits 1 when a comparison fails its criterion.
     python benchmarks/parity.py                      # every comparison
     python benchmarks/parity.py knowledge_distillation --epochs 2 --steps 8
     python benchmarks/parity.py dcgan --float64      # both DCGAN programs in float64 (see in_float64)
+    python benchmarks/parity.py dcgan --tfgen-order  # the published DCGAN's losses in tfgen's order
 
 Exact comparisons (same initial weights, batches and random numbers; oneDNN off, no XLA): the
 per-epoch losses within 1e-5 (relative). Where the random numbers cannot be the same, the published
@@ -136,11 +137,48 @@ def same_noise_gan(published, module):
     return SameNoise
 
 
-def dcgan(epochs: int, steps: int | None, seed: int = 1, float64: bool = False) -> list[dict]:
+def tfgen_order_gan(published, module):
+    """The published GAN computing its losses in tfgen's float32 order (the generated script's
+    `discriminator_losses` and `generator_losses` of the same draws, the real examples and the
+    fakes scored apart, each mean over the batch by `compute_average_loss`), its discriminator's
+    scores negated as tfgen's are; networks, optimizers and `fit` the published ones."""
+    import tensorflow as tf
+
+    def scores(model, examples):
+        return -tf.reshape(model(examples), [-1])  # tfgen's: the last layer negated
+
+    def average(per_example):
+        return tf.nn.compute_average_loss(per_example, global_batch_size=module.GLOBAL_BATCH_SIZE)
+
+    class TfgenOrder(published.GAN):
+        def train_step(self, real_images):
+            step = self.g_optimizer.iterations
+            fakes = self.generator(module.draw(tf.random.stateless_normal, module.NOISE_SHAPE, step, 0))
+            real_targets = 1.0 - module.LABEL_NOISE * module.draw(tf.random.stateless_uniform, [], step, -2)
+            fake_targets = -module.LABEL_NOISE * module.draw(tf.random.stateless_uniform, [], step, -3)
+            with tf.GradientTape() as tape:
+                real, fake = scores(self.discriminator, real_images), scores(self.discriminator, fakes)
+                d_loss = average(module.discriminator_losses(real, fake, real_targets, fake_targets))
+            variables = self.discriminator.trainable_weights
+            self.d_optimizer.apply_gradients(zip(tape.gradient(d_loss, variables), variables, strict=True))
+            noise = module.draw(tf.random.stateless_normal, module.NOISE_SHAPE, step, 2 * module.DISCRIMINATOR_STEPS)
+            with tf.GradientTape() as tape:
+                g_loss = average(module.generator_losses(scores(self.discriminator, self.generator(noise))))
+            variables = self.generator.trainable_weights
+            self.g_optimizer.apply_gradients(zip(tape.gradient(g_loss, variables), variables, strict=True))
+            return {"d_loss": d_loss, "g_loss": g_loss}
+
+    return TfgenOrder
+
+
+def dcgan(
+    epochs: int, steps: int | None, seed: int = 1, float64: bool = False, tfgen_order: bool = False
+) -> list[dict]:
     """Exact: the published step and the generated one from the same weights (tfgen's
     discriminator is the published one with its last layer negated: it scores real examples
     high, the published one fakes), the same unshuffled batches, latents and label noise.
-    `float64`: both in float64 (see in_float64), from the float32 comparison's initial weights."""
+    `float64`: both in float64 (see in_float64), from the float32 comparison's initial weights.
+    `tfgen_order`: the published step's losses computed in tfgen's order (tfgen_order_gan)."""
     import dcgan_overriding_train_step as published
 
     overrides = ["data.train.shuffle=null", f"seed={seed}"]
@@ -158,10 +196,12 @@ def dcgan(epochs: int, steps: int | None, seed: int = 1, float64: bool = False) 
     *layers, kernel, bias = initial["build_discriminator"]
     discriminator.set_weights([*layers, -kernel, -bias])
     means = published.EpochMeans(["d_loss", "g_loss"])
-    gan = published.compiled_gan(discriminator, generator, same_noise_gan(published, module))
+    gan_class = (tfgen_order_gan if tfgen_order else same_noise_gan)(published, module)
+    gan = published.compiled_gan(discriminator, generator, gan_class)
     gan.fit(unshuffled(module, 64, steps, with_labels=False), epochs=epochs, verbose=0, callbacks=[means])
     rows = exact_rows("dcgan", rows, means.epochs, ("d_loss", "g_loss"))
-    return [{**row, "mode": "exact, float64"} for row in rows] if float64 else rows
+    mode = ", ".join(["exact", *(["float64"] if float64 else []), *(["tfgen's order"] if tfgen_order else [])])
+    return [{**row, "mode": mode} for row in rows]
 
 
 def float32_start(module, seed: int, builders: tuple[str, ...]) -> dict:
@@ -297,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--teacher-epochs", type=int, default=5, help="knowledge_distillation's teacher (published: 5)")
     parser.add_argument("--seed", type=int, help="the exact comparisons' seed (default: 1; wgan_gp: 1, 2 and 3)")
     parser.add_argument("--float64", action="store_true", help="dcgan only: both programs in float64")
+    parser.add_argument("--tfgen-order", action="store_true", help="dcgan only: the published losses in tfgen's order")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a comparison in a process of its own
     args = parser.parse_args(argv)
@@ -304,9 +345,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown comparison(s) {', '.join(unknown)}: choose from {', '.join(COMPARISONS)}")
     chosen = [args.one] if args.one else args.comparisons or list(COMPARISONS)
-    if args.float64 and chosen != ["dcgan"]:
-        print("error: --float64 is for the dcgan comparison only: `parity.py dcgan --float64`", file=sys.stderr)
-        return 2
+    for flag, given in (("--float64", args.float64), ("--tfgen-order", args.tfgen_order)):
+        if given and chosen != ["dcgan"]:
+            print(f"error: {flag} is for the dcgan comparison only: `parity.py dcgan {flag}`", file=sys.stderr)
+            return 2
     if args.seed is not None and "wgan_gp" in chosen:
         print("error: --seed is for the exact comparisons: wgan_gp runs seeds 1, 2 and 3", file=sys.stderr)
         return 2
@@ -315,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
             os.chdir(folder)
             extra = {"teacher_epochs": args.teacher_epochs} if args.one == "knowledge_distillation" else {}
             extra.update({"float64": True} if args.float64 else {})
+            extra.update({"tfgen_order": True} if args.tfgen_order else {})
             extra.update({"seed": args.seed} if args.seed is not None else {})
             rows = COMPARISONS[args.one](args.epochs or DEFAULT_EPOCHS[args.one], args.steps, **extra)
         print(json.dumps(rows))
@@ -325,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         command += ["--steps", str(args.steps)] if args.steps else []
         command += ["--teacher-epochs", str(args.teacher_epochs), *(["--float64"] if args.float64 else [])]
         command += ["--seed", str(args.seed)] if args.seed is not None else []
+        command += ["--tfgen-order"] if args.tfgen_order else []
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "runtime"), os.environ.get("PYTHONPATH", "")]),

@@ -64,9 +64,10 @@ def test_the_dcgan_steps_agree_to_float64_rounding_in_float64(tmp_path):
     assert [(r["mode"], r["figure"]) for r in rows] == [("exact, float64", "d_loss"), ("exact, float64", "g_loss")]
 
 
-def test_float64_is_refused_for_the_other_comparisons():
-    """`--float64` runs the DCGAN comparison only: for another it is one line, exit code 2."""
-    command = [sys.executable, str(ROOT / "benchmarks" / "parity.py"), "knowledge_distillation", "--float64"]
+@pytest.mark.parametrize("flag", ["--float64", "--tfgen-order"])
+def test_the_dcgan_variants_are_refused_for_the_other_comparisons(flag):
+    """`--float64` and `--tfgen-order` run the DCGAN comparison only: for another, one line, exit code 2."""
+    command = [sys.executable, str(ROOT / "benchmarks" / "parity.py"), "knowledge_distillation", flag]
     result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 2
-    assert result.stderr == "error: --float64 is for the dcgan comparison only: `parity.py dcgan --float64`\n"
+    assert result.stderr == f"error: {flag} is for the dcgan comparison only: `parity.py dcgan {flag}`\n"
