@@ -243,6 +243,52 @@ def in_float64(module) -> None:
     module.rt.RunState.record = recorded_in_float32
 
 
+def same_views_model(published, module, train):
+    """The published contrastive model given tfgen's views: each step's two views are the
+    generated script's views of the same batch (`view_pipeline`: keyed by seed, epoch and
+    batch), the batch split as published into its unlabeled and labeled parts."""
+    unlabeled, _ = published.batch_sizes(len(train[1]["digit"]) - published.LABELED, published.LABELED)
+
+    class SameViews(published.ContrastiveModel):
+        def train_step(self, data):
+            (views, _), (features, targets) = data
+            self.views = (views["first"]["pixels"], views["second"]["pixels"])
+            images, labels = features["pixels"], targets["digit"]
+            split = ((images[:unlabeled], labels[:unlabeled]), (images[unlabeled:], labels[unlabeled:]))
+            return super().train_step(split)
+
+        def contrastive_views(self, images):
+            return self.views
+
+    def epoch_data(epoch: int, steps: int | None):
+        import tensorflow as tf
+
+        data = tf.data.Dataset.zip(module.view_pipeline(train, epoch), module.train_pipeline(train, epoch))
+        return data.take(steps) if steps else data
+
+    return published.compiled_model(SameViews), epoch_data
+
+
+def semisupervised_simclr(epochs: int, steps: int | None, seed: int = 1) -> list[dict]:
+    """Exact: the published contrastive step and the generated one (`negatives: other_view`)
+    from the same encoder and projection weights, on the same unshuffled batches and the same
+    views (tfgen's: the published color affine is not among them)."""
+    import semisupervised_simclr as published
+
+    spec = PUBLISHED / "semisupervised_simclr.yaml"
+    module = build_script(spec, Path("generated"), "data.train.shuffle=null", f"seed={seed}")
+    rows, initial = run_script(module, epochs, steps, "build_model", "build_projection")
+    train, _ = module.load_data()
+    model, epoch_data = same_views_model(published, module, train)
+    model.encoder.set_weights(initial["build_model"])
+    model.projection_head.set_weights(initial["build_projection"])
+    theirs = []
+    for epoch in range(1, epochs + 1):
+        logs = model.fit(epoch_data(epoch, steps), initial_epoch=epoch - 1, epochs=epoch, verbose=0).history
+        theirs.append({"loss": logs["c_loss"][-1], "contrastive_accuracy": logs["c_acc"][-1]})
+    return exact_rows("semisupervised_simclr", rows, theirs, ("loss", "contrastive_accuracy"))
+
+
 def exact_rows(name: str, rows: list[dict], theirs: list[dict], keys: tuple[str, ...]) -> list[dict]:
     """One row per epoch and figure: tfgen's history beside the published program's epoch means."""
     return [
@@ -300,7 +346,12 @@ def spread_rows(name: str, ours: list[list[dict]], theirs: list[list[dict]], key
     return rows
 
 
-COMPARISONS = {"knowledge_distillation": knowledge_distillation, "dcgan": dcgan, "wgan_gp": wgan_gp}
+COMPARISONS = {
+    "knowledge_distillation": knowledge_distillation,
+    "dcgan": dcgan,
+    "wgan_gp": wgan_gp,
+    "semisupervised_simclr": semisupervised_simclr,
+}
 
 
 def verdict(row: dict) -> bool:
@@ -383,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if all(verdict(row) for row in rows) else 1
 
 
-DEFAULT_EPOCHS = {"knowledge_distillation": 3, "dcgan": 3, "wgan_gp": 3}
+DEFAULT_EPOCHS = {"knowledge_distillation": 3, "dcgan": 3, "wgan_gp": 3, "semisupervised_simclr": 3}
 
 if __name__ == "__main__":
     sys.exit(main())

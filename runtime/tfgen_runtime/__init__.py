@@ -83,7 +83,13 @@ PUBLIC = {
     ),
     "cli": ("run",),
     "confusion": ("confusion_counts", "write_confusion"),
-    "contrastive": ("linear_probe", "nt_xent", "simsiam_loss", "two_views"),
+    "contrastive": (
+        "linear_probe",
+        "nt_xent",
+        "nt_xent_other_view",
+        "simsiam_loss",
+        "two_views",
+    ),
     "csv_files": ("CsvStream", "read_csv"),
     "custom": ("keyed_inputs", "own_object", "per_example_loss"),
     "data": (
@@ -233,6 +239,7 @@ __all__ = [
     "named_examples",
     "named_targets",
     "nt_xent",
+    "nt_xent_other_view",
     "open_npz",
     "own_object",
     "parse_args",

@@ -85,6 +85,40 @@ def nt_xent(first, second, temperature):
     return (losses[0] + losses[1]) / 2.0, (hits[0] + hits[1]) / 2.0
 
 
+def nt_xent_other_view(first, second, temperature):
+    """NT-Xent with each view's candidates the OTHER view's projections of the GLOBAL batch
+    (`negatives: other_view`, as keras.io's SimCLR example writes it): N candidates, the
+    positive among them, so N - 1 negatives. Per example: the mean of its two views'
+    cross-entropies. The global similarities are computed once, as keras.io does (this
+    replica's rows score its first views, its columns its second views), so that on one
+    device the loss and its gradient are keras.io's to the last bit.
+
+    Args:
+        first: this replica's projections of the first views, `[n, ...]`.
+        second: of the second views, `[n, ...]`.
+        temperature: the softmax temperature.
+
+    Returns:
+        `(loss, hits)` as `nt_xent` gives them.
+    """
+    context = tf.distribute.get_replica_context()
+    a = context.all_gather(unit_rows(first), 0)
+    b = context.all_gather(unit_rows(second), 0)
+    n = tf.shape(first)[0]
+    mine = tf.cast(context.replica_id_in_sync_group, tf.int32) * n + tf.range(n)
+    similarities = tf.matmul(a, b, transpose_b=True) / temperature
+    losses = []
+    hits = []
+    for scores in (similarities, tf.transpose(similarities)):
+        logits = tf.gather(scores, mine)
+        losses.append(
+            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=mine, logits=logits)
+        )
+        best = tf.argmax(logits, axis=1, output_type=tf.int32)
+        hits.append(tf.cast(tf.equal(best, mine), tf.float32))
+    return (losses[0] + losses[1]) / 2.0, (hits[0] + hits[1]) / 2.0
+
+
 def simsiam_loss(first, second):
     """SimSiam's symmetric loss per example, of `first = (p1, z1)` and `second = (p2, z2)`
     (predictions and projections): `D(p1, stop(z2)) / 2 + D(p2, stop(z1)) / 2`, with D the

@@ -71,3 +71,22 @@ def test_the_dcgan_variants_are_refused_for_the_other_comparisons(flag):
     result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 2
     assert result.stderr == f"error: {flag} is for the dcgan comparison only: `parity.py dcgan {flag}`\n"
+
+
+def test_simclr_with_the_other_views_negatives_steps_as_keras_io_published_semisupervised_simclr(tmp_path):
+    """keras.io's SimCLR pretraining step (semisupervised_simclr, restated in benchmarks/published/)
+    and the script of the spec beside it (`negatives: other_view`), from the same encoder and
+    projection weights, on the same unshuffled batches and the same views (tfgen's): the
+    contrastive loss and accuracy within 1e-5 per epoch. It holds because the other view's
+    loss computes the similarities once and reads their transpose, as published (with two
+    products the weights differed by up to 4.6e-6 after one step, the third epoch's loss by
+    9.6e-4), and the spec's Adam epsilon is 1e-7 / 128 (the published gradient is of the batch's
+    sum; with 1e-7 the first epoch's loss differed by 2.1e-4)."""
+    rows = compare(tmp_path, "semisupervised_simclr")
+    assert [(r["epoch"], r["figure"]) for r in rows] == [
+        (1, "loss"),
+        (1, "contrastive_accuracy"),
+        (2, "loss"),
+        (2, "contrastive_accuracy"),
+    ]
+    assert rows[0]["tfgen"] != rows[2]["tfgen"]  # it trained

@@ -812,7 +812,7 @@ VECTOR_VIEWS = [{"type": "GaussianNoise", "stddev": 0.1}, {"type": "GaussianDrop
 @st.composite
 def contrastive_specs(draw) -> dict:
     """A valid `algorithm: {type: contrastive}` spec: an image or vector encoder, drawn views,
-    simclr or simsiam, with or without a probe (and then validation and early stopping on a
+    simclr (either negatives) or simsiam, with or without a probe (and then validation and early stopping on a
     logged figure), replicas and saves."""
     image = draw(st.booleans())
     shape = [8, 8, 1] if image else [6]
@@ -830,6 +830,8 @@ def contrastive_specs(draw) -> dict:
         algorithm["predictor"] = [{"type": "Dense", "units": width}]
     elif draw(st.booleans()):
         algorithm["temperature"] = draw(st.sampled_from([0.1, 0.5]))
+    if method == "simclr" and draw(st.booleans()):
+        algorithm["negatives"] = draw(st.sampled_from(["both_views", "other_view"]))
     layers = [{"type": "Flatten"}] if image else []
     layers += draw(st.lists(st.sampled_from(GAN_HIDDEN), max_size=2))
     spec: dict[str, Any] = {

@@ -1,6 +1,6 @@
 """The contrastive parts of the runtime (runtime/tfgen_runtime/contrastive.py), against numpy:
-NT-Xent on one device and gathered over two mirrored replicas (its loss and its gradient: the
-global batch's negatives), SimSiam's symmetric stopped cosine, the two keyed views, the linear
+NT-Xent (both views' negatives, and the other view's only) on one device and gathered over two
+mirrored replicas (its loss and its gradient: the global batch's negatives), SimSiam's symmetric stopped cosine, the two keyed views, the linear
 probe."""
 
 from __future__ import annotations
@@ -33,6 +33,20 @@ def nt_xent_reference(a: np.ndarray, b: np.ndarray, temperature: float) -> np.nd
     return (losses[:n] + losses[n:]) / 2
 
 
+def other_view_reference(a: np.ndarray, b: np.ndarray, temperature: float) -> np.ndarray:
+    """NT-Xent with each view's candidates the other view's projections (keras.io's SimCLR
+    example): the cross-entropies of `a @ b.T / t` by rows and by columns, averaged."""
+    a, b = (x.astype(np.float64) / np.linalg.norm(x, axis=1, keepdims=True) for x in (a, b))
+    similarity = a @ b.T / temperature
+    diagonal = np.diag(similarity)
+    by_rows = np.log(np.exp(similarity).sum(axis=1)) - diagonal
+    by_columns = np.log(np.exp(similarity).sum(axis=0)) - diagonal
+    return (by_rows + by_columns) / 2
+
+
+REFERENCES = {"nt_xent": nt_xent_reference, "nt_xent_other_view": other_view_reference}
+
+
 def views(n=8, width=5, seed=0):
     rng = np.random.default_rng(seed)
     return rng.normal(size=(n, width)).astype("float32"), rng.normal(size=(n, width)).astype("float32")
@@ -45,6 +59,16 @@ def test_nt_xent_equals_the_papers_formula_on_one_device():
     assert set(np.unique(hits.numpy())) <= {0.0, 0.5, 1.0}
     same, same_hits = rt.nt_xent(tf.constant(a), tf.constant(a), 0.1)  # identical views: found
     assert np.all(same_hits.numpy() == 1.0) and np.all(same.numpy() < loss.numpy())
+
+
+def test_nt_xent_other_view_equals_its_formula_and_differs_from_both_views():
+    a, b = views()
+    loss, hits = rt.nt_xent_other_view(tf.constant(a), tf.constant(b), 0.1)
+    np.testing.assert_allclose(loss.numpy(), other_view_reference(a, b, 0.1), rtol=1e-5)
+    assert not np.allclose(loss.numpy(), nt_xent_reference(a, b, 0.1), rtol=1e-3)  # fewer negatives
+    assert set(np.unique(hits.numpy())) <= {0.0, 0.5, 1.0}
+    _, same_hits = rt.nt_xent_other_view(tf.constant(a), tf.constant(a), 0.1)
+    assert np.all(same_hits.numpy() == 1.0)
 
 
 def test_simsiam_loss_is_the_symmetric_negative_cosine_with_stopped_projections():
@@ -128,7 +152,7 @@ TWO_REPLICAS = textwrap.dedent("""
 
         def step(x, y):
             with tf.GradientTape() as tape:
-                loss, _ = rt.nt_xent(x @ w, y @ w, 0.1)
+                loss, _ = rt.LOSS(x @ w, y @ w, 0.1)
                 mean = tf.nn.compute_average_loss(loss, global_batch_size=GLOBAL)
             gradient = tape.gradient(mean, w)
             total = tf.distribute.get_replica_context().all_reduce("sum", gradient)
@@ -149,10 +173,11 @@ TWO_REPLICAS = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_nt_xent_on_two_replicas_is_the_global_batchs_loss_and_gradient(tmp_path):
+@pytest.mark.parametrize("loss", list(REFERENCES))
+def test_nt_xent_on_two_replicas_is_the_global_batchs_loss_and_gradient(tmp_path, loss):
     """Each replica's rows against the projections gathered from both: the same per-example
     losses as one device on the whole batch, and (the gradient flowing back through the
-    gather) the same summed gradient."""
+    gather) the same summed gradient; with both views' negatives and with the other view's."""
     env = {
         **os.environ,
         "PYTHONPATH": f"{ROOT}/runtime",
@@ -160,7 +185,7 @@ def test_nt_xent_on_two_replicas_is_the_global_batchs_loss_and_gradient(tmp_path
         "CUDA_VISIBLE_DEVICES": "-1",
     }
     result = subprocess.run(
-        [sys.executable, "-c", TWO_REPLICAS],
+        [sys.executable, "-c", TWO_REPLICAS.replace("LOSS", loss)],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -171,7 +196,7 @@ def test_nt_xent_on_two_replicas_is_the_global_batchs_loss_and_gradient(tmp_path
     assert result.returncode == 0, result.stderr[-3000:]
     a, b = np.load(tmp_path / "views.npy")
     one, two = np.load(tmp_path / "one_loss.npy"), np.load(tmp_path / "two_loss.npy")
-    np.testing.assert_allclose(one, nt_xent_reference(a, b, 0.1), rtol=1e-5)
+    np.testing.assert_allclose(one, REFERENCES[loss](a, b, 0.1), rtol=1e-5)
     np.testing.assert_allclose(two, one, rtol=1e-5)
     gradient_one, gradient_two = np.load(tmp_path / "one_gradient.npy"), np.load(tmp_path / "two_gradient.npy")
     np.testing.assert_allclose(gradient_two, gradient_one, rtol=1e-4, atol=1e-6)

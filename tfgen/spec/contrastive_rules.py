@@ -89,14 +89,15 @@ def _encoder(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
 
 
 def _method(spec: Spec, doc: Located) -> Iterator[SpecIssue]:
-    """A predictor exactly for simsiam; a temperature only for simclr."""
+    """A predictor exactly for simsiam; a temperature and negatives only for simclr."""
     algorithm, given = spec.algorithm, doc.data["algorithm"]
     if algorithm.method == "simclr" and algorithm.predictor is not None:
         yield doc.issue((*ALGORITHM, "predictor"), "`predictor` is for `method: simsiam` only", key=True)
     if algorithm.method == "simsiam" and algorithm.predictor is None:
         yield doc.issue((*ALGORITHM, "method"), "`method: simsiam` needs a `predictor` (its layers on the projection)")
-    if algorithm.method == "simsiam" and "temperature" in given:
-        yield doc.issue((*ALGORITHM, "temperature"), "`temperature` is for `method: simclr` only", key=True)
+    for key in ("temperature", "negatives"):
+        if algorithm.method == "simsiam" and key in given:
+            yield doc.issue((*ALGORITHM, key), f"`{key}` is for `method: simclr` only", key=True)
 
 
 def _views(spec: Spec, doc: Located) -> Iterator[SpecIssue]:

@@ -7,9 +7,9 @@ in tfgen/generate/templates/algorithms/; `supervised`, today's step, is the defa
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, PositiveFloat, PositiveInt, field_validator
+from pydantic import Discriminator, Field, PositiveFloat, PositiveInt, field_validator, model_serializer
 
 from tfgen.spec.models.base import DottedRef, Identifier, LayerSpec, StrictModel
 
@@ -139,12 +139,28 @@ class Contrastive(StrictModel):
     temperature: PositiveFloat = Field(
         0.1, description="simclr: the softmax temperature of the cosine similarities", examples=[0.1]
     )
+    negatives: Literal["both_views", "other_view"] = Field(
+        "both_views",
+        description="simclr: each view's candidates; `both_views`: the 2N - 1 other views of the global batch "
+        "(2N - 2 negatives, as the SimCLR paper); `other_view`: the N views of the other side "
+        "(N - 1 negatives, as keras.io's SimCLR example)",
+        examples=["other_view"],
+    )
     probe: Identifier | None = Field(
         None,
         description="a class target: after each epoch a linear classifier of the frozen representations, fitted on "
         "the training split, is scored on the validation data (`probe_accuracy`)",
         examples=["digit"],
     )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        """The fields, less `negatives` at its default: a spec without it dumps (and so hashes
+        into its STATE_SHA256) as it did before the option."""
+        data = handler(self)
+        if self.negatives == "both_views":
+            data.pop("negatives", None)
+        return data
 
 
 ALGORITHM_TYPES = (Supervised, Gan, Distillation, Custom, Contrastive)
