@@ -74,7 +74,8 @@ class Spec(StrictModel):
     )
     deterministic: bool = Field(
         False,
-        description="`tf.config.experimental.enable_op_determinism()`: bit-identical reruns and resumes",
+        description="`tf.config.experimental.enable_op_determinism()` and grappler's arithmetic optimizer off: "
+        "bit-identical reruns and resumes",
         examples=[True],
     )
     precision: Literal["float32", "mixed_float16", "mixed_bfloat16"] = Field(
