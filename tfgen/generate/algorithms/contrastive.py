@@ -18,6 +18,12 @@ from tfgen.spec.models.model import Model
 
 TEMPLATE = "algorithms/contrastive.py.jinja"
 ENCODER = "encoder"
+# simclr's `negatives` -> the runtime's NT-Xent, and how the script's docstring names it.
+NT_XENT = {"both_views": "nt_xent", "other_view": "nt_xent_other_view"}
+SIMCLR = {
+    "both_views": "SimCLR (NT-Xent over the global batch)",
+    "other_view": "SimCLR (NT-Xent, each view against the other views of the global batch)",
+}
 
 
 @dataclass(frozen=True)
@@ -29,7 +35,7 @@ class ContrastiveView:
     predictor: list[str]  # simsiam's predictor's (none for simclr)
     simclr: bool  # NT-Xent (else SimSiam)
     temperature: str  # a literal (simclr)
-    other_view: bool  # simclr's candidates: the other view's only (else both views')
+    nt_xent: str  # simclr's loss in the runtime, by its `negatives`
     probe: str | None  # the probe's class target (None: no probe)
     probe_classes: int | None
     history: list[str]  # the training history's per-example figures (each a Mean)
@@ -59,7 +65,7 @@ def contrastive_view(spec: Spec) -> ContrastiveView:
         predictor=[keras_call(layer, "layers") for layer in algorithm.predictor or []],
         simclr=algorithm.method == "simclr",
         temperature=literal(algorithm.temperature),
-        other_view=algorithm.negatives == "other_view",
+        nt_xent=NT_XENT[algorithm.negatives],
         probe=algorithm.probe,
         probe_classes=probe.class_count if probe else None,
         history=logged,
@@ -77,11 +83,7 @@ def _docstring(spec: Spec) -> list[str]:
     algorithm = spec.algorithm
     source = spec.data.train.source
     data = f"`{source.function}`" if source.type == "python" else f"a `{source.type}` source"
-    method = "SimSiam"
-    if algorithm.method == "simclr" and algorithm.negatives == "other_view":
-        method = "SimCLR (NT-Xent, each view against the other views of the global batch)"
-    elif algorithm.method == "simclr":
-        method = "SimCLR (NT-Xent over the global batch)"
+    method = SIMCLR[algorithm.negatives] if algorithm.method == "simclr" else "SimSiam"
     probe = f"; a linear probe on `{algorithm.probe}` each epoch" if algorithm.probe else ""
     return [
         f"Train `{spec.name}`, a self-supervised encoder, with a custom TensorFlow training loop.",
