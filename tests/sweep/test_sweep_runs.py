@@ -170,8 +170,10 @@ def test_a_sweep_killed_mid_trial_resumes_it_without_repeating_a_finished_one(tm
 
 def test_pruning_stops_a_trial_whose_figures_are_bad(tmp_path):
     # Seed 6 draws 0.01, 0.01, then 50.0 (asserted below): two trials finish, the third is bad.
+    # 12,288 examples: an epoch of 4,096 took some 20 ms in memory after the first, and the last 3
+    # ended before the pruner's SIGTERM (polling every 0.2 s) arrived, once in a loaded suite.
     space = {"optimizer.learning_rate": [0.01, 50.0]}
-    write_spec(tmp_path, small_spec(examples=4096, epochs=4, space=space, seed=6, startup_trials=2))
+    write_spec(tmp_path, small_spec(examples=12288, epochs=4, space=space, seed=6, startup_trials=2))
     out = finished(sweep(tmp_path, "--trials", "3"))
     storage = f"sqlite:///{tmp_path / 'sweeps' / 'small' / 'study.db'}"
     trials = trials_of(storage)
