@@ -32,6 +32,7 @@ IMAGE_AUGMENT = [
     {"type": "RandomFlip", "mode": "horizontal"},
     {"type": "RandomRotation", "factor": 0.2},
 ]
+VECTOR_AUGMENT = [{"type": "GaussianNoise", "stddev": 0.3}]  # and vector_model: test_distillation.py uses them
 # A project module: arrays and a dataset for the `python` source, and a random text augmentation.
 DATA_MODULE = '''
 import keras
@@ -81,6 +82,18 @@ def image_model() -> dict:
             {"type": "Conv2D", "filters": 4, "kernel_size": 3, "activation": "relu"},
             {"type": "Dropout", "rate": 0.2},
             {"type": "GlobalAveragePooling2D"},
+        ],
+        "outputs": {"label": [{"type": "Dense", "units": 3}]},
+    }
+
+
+def vector_model() -> dict:
+    return {
+        "inputs": {"features": {"shape": [8]}},
+        "layers": [
+            {"type": "Dense", "units": 16, "activation": "relu"},
+            {"type": "GaussianNoise", "stddev": 0.1},
+            {"type": "Dropout", "rate": 0.3},
         ],
         "outputs": {"label": [{"type": "Dense", "units": 3}]},
     }
