@@ -19,11 +19,7 @@ served only where a fresh one would make no difference:
   `XLA*`, `LD_*`, `LC_*`, `LANG*`, `TZ`, `HOME`), and sets `TF_CPP_MIN_LOG_LEVEL` (a script sets it before its import
   when it is missing): each such environment has a zygote of its own, started the second time
   one is asked for (at most MOST_ZYGOTES a test process); an environment whose zygote cannot
-  import the stack (a test that blocks an import) is always served by a fresh interpreter;
-- of PYTHONPATH, only the folders holding a sitecustomize or usercustomize count as read while
-  Python starts; the child puts the others on sys.path where Python would, unless one is not
-  an absolute folder or holds a module named like one the zygote has imported (a fresh
-  interpreter would import that one: such a command is served fresh).
+  import the stack (a test that blocks an import) is always served by a fresh interpreter.
 
 `python -m ...` (tfgen's own command line, pip) always starts a fresh interpreter, so the tests
 of what a command imports see a clean one. `TFGEN_TESTS_FRESH_INTERPRETERS=1` turns the zygotes
@@ -57,38 +53,13 @@ HEADER = struct.Struct("!I")
 
 
 def import_time_environment(env: dict) -> tuple:
-    """The part of `env` a zygote fixes at its start: of PYTHONPATH, the folders that change how
-    Python starts (see startup_path)."""
+    """The part of `env` a zygote fixes at its start."""
     kept = [
-        (name, startup_path(value) if name == "PYTHONPATH" else value)
+        (name, value)
         for name, value in env.items()
         if (name.startswith(IMPORT_TIME_PREFIXES) and name not in RUN_TIME_VARIABLES) or name == "HOME"
     ]
     return tuple(sorted(kept))
-
-
-def startup_path(pythonpath: str) -> str:
-    """The PYTHONPATH folders holding a sitecustomize or usercustomize (run while Python starts:
-    tests/train_env's, an import blocker's). The other folders only lengthen sys.path, which a
-    child does itself (path_in_child), unless one holds a module the zygote has imported."""
-    return os.pathsep.join(
-        entry
-        for entry in pythonpath.split(os.pathsep)
-        if entry and any(os.path.exists(os.path.join(entry, f"{name}customize.py")) for name in ("site", "user"))
-    )
-
-
-def started_with(env: dict) -> dict:
-    """`env` with only the startup folders on its PYTHONPATH: what a zygote for it starts with."""
-    if "PYTHONPATH" not in env:
-        return env
-    return {**env, "PYTHONPATH": startup_path(env["PYTHONPATH"])}
-
-
-def plain_path(pythonpath: str) -> list[str]:
-    """PYTHONPATH's folders that are not startup_path's, in order."""
-    startup = startup_path(pythonpath).split(os.pathsep)
-    return [entry for entry in pythonpath.split(os.pathsep) if entry and entry not in startup]
 
 
 # --- the client: in the test process ---------------------------------------------------------
@@ -116,9 +87,9 @@ class Zygote:
         if not self.ready:
             self.process.wait()
 
-    def spawn(self, request: dict, fds: list[int]) -> tuple[int, socket.socket] | None:
+    def spawn(self, request: dict, fds: list[int]) -> tuple[int, socket.socket]:
         """Fork a child for `request` with `fds` as its standard streams: its pid, and the
-        socket its wait status arrives on (None: the zygote refused, see shadowed)."""
+        socket its wait status arrives on."""
         status, child_end = socket.socketpair()
         body = json.dumps(request).encode()
         with self.lock:
@@ -128,9 +99,6 @@ class Zygote:
         if not line:
             status.close()
             raise OSError("the zygote ended before forking the child")
-        if line == b"refused":
-            status.close()
-            return None
         return int(line), status
 
     def close(self) -> None:
@@ -174,7 +142,7 @@ class Zygotes:
             self.asked[key] = self.asked.get(key, 0) + 1
             if self.asked[key] < 2:
                 return None
-            zygote = Zygote(started_with(env), self.original_popen)
+            zygote = Zygote(env, self.original_popen)
             if not zygote.ready:
                 self.refused.add(key)
                 return None
@@ -209,14 +177,7 @@ def servable(call: dict) -> bool:
         return False
     if first == "-c":
         return len(args) >= 3
-    cwd = os.getcwd() if call["cwd"] is None else os.fsdecode(call["cwd"])
-    return first.endswith(".py") and os.path.isfile(os.path.join(cwd, first))  # a relative script: in cwd
-
-
-def plain_path_servable(env: dict) -> bool:
-    """Whether the child can put PYTHONPATH's plain folders on sys.path as Python would: absolute
-    folders (Python makes a relative one absolute in the folder it starts in, a zip is no folder)."""
-    return all(os.path.isabs(entry) and not os.path.isfile(entry) for entry in plain_path(env.get("PYTHONPATH", "")))
+    return first.endswith(".py") and os.path.isfile(first)
 
 
 class ZygotePopen(subprocess.Popen):
@@ -229,12 +190,7 @@ class ZygotePopen(subprocess.Popen):
         call = dict(zip(EXECUTE_CHILD, arguments, strict=True))
         environment = dict(os.environ if call["env"] is None else call["env"])
         zygote = None
-        if (
-            ZYGOTES is not None
-            and "TF_CPP_MIN_LOG_LEVEL" in environment
-            and servable(call)
-            and plain_path_servable(environment)
-        ):
+        if ZYGOTES is not None and "TF_CPP_MIN_LOG_LEVEL" in environment and servable(call):
             zygote = ZYGOTES.for_environment(environment)
         if zygote is None:
             super()._execute_child(*arguments)
@@ -250,11 +206,7 @@ class ZygotePopen(subprocess.Popen):
         # The child's ends of its pipes; -1: the stream this process has.
         streams = [call["p2cread"], call["c2pwrite"], call["errwrite"]]
         fds = [target if fd == -1 else fd for target, fd in enumerate(streams)]
-        spawned = zygote.spawn(request, fds)
-        if spawned is None:  # a folder on its PYTHONPATH shadows a module the zygote has imported
-            super()._execute_child(*arguments)
-            return
-        self.pid, self._zygote_status = spawned
+        self.pid, self._zygote_status = zygote.spawn(request, fds)
         self._zygote_served = True
         self._child_created = True
         pipes = ("p2cread", "p2cwrite", "c2pread", "c2pwrite", "errread", "errwrite")
@@ -331,13 +283,6 @@ def serve(control: socket.socket) -> None:
                     os.kill(pid, signal.SIGKILL)
                 return
             body, fds = request
-            if shadowed(json.loads(body)):
-                for fd in fds[:3]:
-                    if fd > 2:
-                        os.close(fd)
-                with socket.socket(fileno=fds[3]) as status:
-                    status.sendall(b"refused\n")
-                continue
             pid = os.fork()
             if pid == 0:
                 zygote_fds = [control.fileno(), wake_read, wake_write] + [s.fileno() for s in children.values()]
@@ -349,17 +294,6 @@ def serve(control: socket.socket) -> None:
             status.sendall(b"%d\n" % pid)
             children[pid] = status
             reap(children)
-
-
-def shadowed(request: dict) -> bool:
-    """Whether a plain PYTHONPATH folder of the request holds a module (or package) named like one
-    this zygote has imported: a fresh interpreter would import that one instead."""
-    imported = {name.partition(".")[0] for name in sys.modules}
-    for entry in plain_path(request["env"].get("PYTHONPATH", "")):
-        with contextlib.suppress(OSError):
-            if {name.partition(".")[0] for name in os.listdir(entry)} & imported:
-                return True
-    return False
 
 
 def receive(control: socket.socket) -> tuple[bytes, list[int]] | None:
@@ -430,7 +364,6 @@ def run_child(request: dict, fds: list[int], zygote_fds: list[int]) -> None:
         main.__file__ = filename
         with open(filename, "rb") as file:
             source = file.read()
-    sys.path[1:] = path_in_child(request["env"].get("PYTHONPATH", ""))
     code = 0
     try:
         exec(compile(source, filename, "exec"), main.__dict__)  # noqa: S102 - what `python` does
@@ -445,14 +378,6 @@ def run_child(request: dict, fds: list[int], zygote_fds: list[int]) -> None:
         report(error)
         code = 1
     os._exit(finish(code))
-
-
-def path_in_child(pythonpath: str) -> list[str]:
-    """sys.path after the script's folder as Python makes it for `pythonpath`: its folders, in
-    order (the zygote's startup folders among them), then the standard library and site-packages."""
-    folders = [os.path.abspath(entry) for entry in pythonpath.split(os.pathsep) if entry]
-    rest = [entry for entry in sys.path[1:] if entry not in folders]
-    return list(dict.fromkeys([*folders, *rest]))
 
 
 def report(error: BaseException) -> None:
