@@ -32,7 +32,6 @@ IMAGE_AUGMENT = [
     {"type": "RandomFlip", "mode": "horizontal"},
     {"type": "RandomRotation", "factor": 0.2},
 ]
-VECTOR_AUGMENT = [{"type": "GaussianNoise", "stddev": 0.3}]  # and vector_model: test_distillation.py uses them
 # A project module: arrays and a dataset for the `python` source, and a random text augmentation.
 DATA_MODULE = '''
 import keras
@@ -82,18 +81,6 @@ def image_model() -> dict:
             {"type": "Conv2D", "filters": 4, "kernel_size": 3, "activation": "relu"},
             {"type": "Dropout", "rate": 0.2},
             {"type": "GlobalAveragePooling2D"},
-        ],
-        "outputs": {"label": [{"type": "Dense", "units": 3}]},
-    }
-
-
-def vector_model() -> dict:
-    return {
-        "inputs": {"features": {"shape": [8]}},
-        "layers": [
-            {"type": "Dense", "units": 16, "activation": "relu"},
-            {"type": "GaussianNoise", "stddev": 0.1},
-            {"type": "Dropout", "rate": 0.3},
         ],
         "outputs": {"label": [{"type": "Dense", "units": 3}]},
     }
@@ -265,10 +252,9 @@ MID_EPOCH = ("--kill-in-epoch", "2")
 AFTER_EPOCH = ("--kill-after-saves", "1")
 
 
-# A `synthetic` source streamed is npz's arrays-through-tf.data path with csv's vectors and noise;
-# tests/generate/test_spec_space.py kills and resumes a drawn augmented spec on a synthetic source,
-# and on a csv and a tfrecord source (files: always streamed, augmented in the pipeline, killed
-# after a save inside epoch 2 as here), so they are not run here again.
+# tests/generate/test_spec_space.py kills and resumes a drawn augmented spec on a synthetic, a csv
+# and a tfrecord source (the files always stream, augmented in the pipeline; killed after a save
+# inside epoch 2 as here): a streamed synthetic source is npz's arrays-through-tf.data path.
 # An image folder and npz in memory are resumed on two replicas below (one replica is the same
 # step and pipeline with nothing to split; the cached image folder runs on one).
 @pytest.mark.parametrize("kind", ["npz", "python"])

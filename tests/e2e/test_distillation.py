@@ -25,17 +25,29 @@ from conftest import (
 from test_augmented_resume import (
     EVERY_STEPS,
     MID_EPOCH,
-    VECTOR_AUGMENT,
     assert_resumes_exactly,
     augmented_spec,
-    vector_model,
 )
 
 pytestmark = pytest.mark.slow
 
 RUNNER = ROOT / "tests" / "e2e" / "distiller_runner.py"
+VECTOR_AUGMENT = [{"type": "GaussianNoise", "stddev": 0.3}]
 QUIET = {"TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "-1"}
 DISTILLATION = {"type": "distillation", "teacher": "teacher.keras", "temperature": 3.0, "student_loss_weight": 0.1}
+
+
+def vector_model() -> dict:
+    """A student for the augmented in-memory resume: noise and dropout in its step."""
+    return {
+        "inputs": {"features": {"shape": [8]}},
+        "layers": [
+            {"type": "Dense", "units": 16, "activation": "relu"},
+            {"type": "GaussianNoise", "stddev": 0.1},
+            {"type": "Dropout", "rate": 0.3},
+        ],
+        "outputs": {"label": [{"type": "Dense", "units": 3}]},
+    }
 
 
 def write_teacher(path: Path, classes: int = 3, seed: int = 7) -> None:

@@ -124,7 +124,7 @@ def test_cifar_spec_runs_mirrored_in_mixed_precision_on_synthetic_data(tmp_path)
         "--synthetic",
         "--epochs",
         "2",
-        "--steps-per-epoch",  # 2, not 3: the warmup's rate still rises from one epoch's end to the next
+        "--steps-per-epoch",  # 2: the warmup's rate rises from one epoch's end to the next
         "2",
         "--max-examples",  # validated on 1 batch of 256, not the 1,024 synthetic examples' 4
         "256",
