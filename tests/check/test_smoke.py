@@ -42,8 +42,10 @@ RESUMED_ELSEWHERE = {
     "finetune.yaml": ("tests/e2e/test_finetune_example.py", 'SCRIPT = ROOT / "generated" / "finetune.py"'),
     "gan.yaml": ("tests/e2e/test_gan.py", '(ROOT / "specs" / "gan.yaml")'),
     "custom_step.yaml": ("tests/e2e/test_custom_step.py", '(ROOT / "specs" / "custom_step.yaml")'),
+    "simclr.yaml": ("tests/e2e/test_contrastive.py", '(ROOT / "specs" / "simclr.yaml")'),
+    "tabular.yaml": ("tests/e2e/test_adapt.py", '(ROOT / "specs" / "tabular.yaml")'),
 }
-KILLS = ("KILL_AFTER_EPOCH", "--kill-in-epoch")  # how those files kill a run mid-way
+KILLS = ("KILL_AFTER_EPOCH", "--kill-in-epoch", "kill_after=")  # how those files kill a run mid-way
 SMOKED = [spec for spec in SPECS if spec.name not in RESUMED_ELSEWHERE]
 
 
