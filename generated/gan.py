@@ -224,9 +224,10 @@ class Trainer(rt.StandardTrainer):
     def update(self, name, tape, loss):
         """Apply the gradients of `loss` to the network `name` with its optimizer."""
         variables = self.networks()[name].trainable_variables
+        optimizer = self.optimizers[name]
         gradients = tape.gradient(loss, variables)
         rt.require_gradients(gradients, variables)
-        self.optimizers[name].apply_gradients(zip(gradients, variables))
+        optimizer.apply_gradients(zip(gradients, variables))
 
     def train_discriminator(self, real, step, number):
         """One discriminator update on real examples and fakes of fresh noise; its losses."""

@@ -188,29 +188,60 @@ def test_a_non_finite_loss_skips_the_whole_gan_step_on_every_replica(tmp_path):
         np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-5)
 
 
-def test_a_float16_gan_keeps_one_loss_scale_per_optimizer_and_resumes_bit_identically(tmp_path):
-    """`precision: mixed_float16` (on CPU): finite figures; each optimizer's own dynamic scale in
-    the checkpoint; a run SIGKILLed mid-epoch and run again ends as the uninterrupted one."""
+OVERFLOWING_DIGITS = """import numpy as np
+from sklearn.datasets import load_digits
+
+
+def load():
+    x, y = load_digits(return_X_y=True)
+    x = x.astype("float32")
+    x[::100] = 6e4  # 18 rows, finite in float16: their scaled gradients overflow it
+    return x, y
+"""
+
+
+def test_a_float16_gan_on_two_replicas_skips_a_step_one_replica_overflows_and_resumes_bit_identically(tmp_path):
+    """`precision: mixed_float16` (on CPU) under two mirrored replicas: each optimizer's own
+    dynamic scale in the checkpoint. A batch whose huge rows overflow the scaled gradients on one
+    replica's half is skipped by the discriminator's optimizer on both replicas (the scaled
+    gradients are summed over the replicas before it checks them), as one device skips it: the
+    two end with the same scales and weights (without the sum, the other replica applies the inf
+    and the run stops on a NaN loss). A run SIGKILLed mid-epoch and run again ends as the
+    uninterrupted one."""
     import tensorflow as tf
 
     spec = gan_spec()
     spec["precision"] = "mixed_float16"
     spec["checkpoint"] = {"every_steps": 5, "keep": 2}
-    script = build(tmp_path, spec, "gan")
+    spec["data"]["train"]["source"] = {"type": "python", "function": "overflowing_digits:load"}
+    (tmp_path / "overflowing_digits.py").write_text(OVERFLOWING_DIGITS)
+    one = build(tmp_path, spec, "gan")
+    spec["strategy"] = {"type": "mirrored", "cpu_replicas": 2}
+    two = build(tmp_path, spec, "gan_mirrored")
     args = ["--epochs", "2", "--steps-per-epoch", "8"]
-    whole = run(script, tmp_path / "whole", args=args)
+    single = run(one, tmp_path / "single", args=args)
+    assert single.returncode == 0, single.stderr
+    whole = run(two, tmp_path / "whole", cpus=2, args=args)
     assert whole.returncode == 0, whole.stderr
-    killed = run(script, tmp_path / "resumed", "--kill-in-epoch", "2", args=args)
+
+    def scales(out) -> dict[str, float]:
+        reader = tf.train.load_checkpoint(str(out / "checkpoints"))
+        keys = [key for key in reader.get_variable_to_shape_map() if "dynamic_scale" in key]
+        return {key.split("/")[1]: float(reader.get_tensor(key)) for key in keys}
+
+    assert sorted(scales(tmp_path / "whole")) == ["discriminator", "generator"]
+    assert scales(tmp_path / "whole") == scales(tmp_path / "single")
+    assert scales(tmp_path / "single")["discriminator"] < scales(tmp_path / "single")["generator"]  # skipped steps
+    for mine, theirs in zip(weights(tmp_path / "single"), weights(tmp_path / "whole"), strict=True):
+        assert np.isfinite(theirs).all()
+        np.testing.assert_allclose(mine, theirs, rtol=1e-2, atol=1e-3)
+
+    killed = run(two, tmp_path / "resumed", "--kill-in-epoch", "2", cpus=2, args=args)
     assert killed.returncode == -9, killed.stderr
-    resumed = run(script, tmp_path / "resumed", args=args)
+    resumed = run(two, tmp_path / "resumed", cpus=2, args=args)
     assert resumed.returncode == 0, resumed.stderr
     assert re.search(r"Resuming from \S+ \(epoch 2, step [1-7]\)", resumed.stdout), resumed.stdout
-    rows = losses(read_history(tmp_path / "whole"))
-    assert all(math.isfinite(row["d_loss"]) and math.isfinite(row["g_loss"]) for row in rows)
-    assert losses(read_history(tmp_path / "resumed")) == rows
+    assert losses(read_history(tmp_path / "resumed")) == losses(read_history(tmp_path / "whole"))
     for mine, theirs in zip(weights(tmp_path / "whole"), weights(tmp_path / "resumed"), strict=True):
         np.testing.assert_array_equal(mine, theirs)
-    reader = tf.train.load_checkpoint(str(tmp_path / "whole" / "checkpoints"))
-    scales = sorted(key for key in reader.get_variable_to_shape_map() if "dynamic_scale" in key)
-    assert [key.split("/")[1] for key in scales] == ["discriminator", "generator"], scales
-    assert "float16" in (tmp_path / "generated" / "gan.py").read_text()
+    assert "float16" in two.read_text()

@@ -749,7 +749,8 @@ GAN_HIDDEN = [
 @st.composite
 def gan_specs(draw) -> dict:
     """A valid `algorithm: {type: gan}` spec: MLP networks of drawn layers, any loss, with or
-    without a gradient penalty, extra discriminator steps, a condition, replicas and saves."""
+    without a gradient penalty, extra discriminator steps, a condition, replicas, saves and
+    precision."""
     width = draw(st.sampled_from([4, 9, 16]))  # 9 and 16 values: image-shaped samples (a PNG grid)
     algorithm: dict[str, Any] = {"type": "gan"}
     for key, options in (
@@ -791,6 +792,7 @@ def gan_specs(draw) -> dict:
         ("strategy", [{"type": "mirrored", "cpu_replicas": 2}, {"type": "one_device", "device": "/cpu:0"}]),
         ("checkpoint", [{"every_steps": 3, "keep": 2}, {"every_epochs": 2}, {"resume": "never"}]),
         ("deterministic", [True]),
+        ("precision", ["mixed_float16", "mixed_bfloat16"]),
     ):
         if draw(st.booleans()):
             spec[key] = draw(st.sampled_from(options))

@@ -131,12 +131,6 @@ def not_yet_issues(spec: Spec, doc: Located, kind: str, paths: tuple) -> Iterato
     does not implement it yet (shared by the algorithms of several networks)."""
     if spec.strategy.type == "multi_worker_mirrored":
         yield doc.issue(("strategy", "type"), f"`multi_worker_mirrored` is not supported by the `{kind}` algorithm yet")
-    elif spec.precision == "mixed_float16" and spec.strategy.type == "mirrored":
-        # Keras's LossScaleOptimizer checks one replica's gradients only (keras3-custom-loops.md).
-        yield doc.issue(
-            ("precision",),
-            f"`mixed_float16` with `{spec.strategy.type}` is not supported by the `{kind}` algorithm yet",
-        )
     for path in paths:
         owner: Any = spec
         for key in path[:-1]:
