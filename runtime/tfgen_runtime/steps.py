@@ -77,9 +77,10 @@ class StepContext:
 
     def scale(self, loss, optimizer):
         """`loss` scaled by the named optimizer's loss scale (float16); as it is otherwise.
-        Take the gradients of the scaled loss: `apply` unscales them."""
+        For gradients you take yourself: take them of the scaled loss, and `apply_gradients`
+        unscales them (`apply` scales its loss itself)."""
         found = self.optimizer(optimizer)
-        if hasattr(found, "scale_loss") and hasattr(found, "inner_optimizer"):
+        if scaled(found):
             return found.scale_loss(loss)
         return loss
 
@@ -93,7 +94,14 @@ class StepContext:
         """
         if variables is None:
             variables = self.networks[optimizer].trainable_variables
-        gradients = tape.gradient(loss, variables)
+        found = self.optimizer(optimizer)
+        if scaled(
+            found
+        ):  # float16: the gradients of the loss times the optimizer's scale
+            scale = found.scale_loss(tf.ones_like(loss))
+            gradients = tape.gradient(loss, variables, output_gradients=scale)
+        else:
+            gradients = tape.gradient(loss, variables)
         return self.apply_gradients(optimizer, gradients, variables, loss)
 
     def apply_gradients(self, optimizer, gradients, variables, loss=None):
@@ -103,22 +111,16 @@ class StepContext:
         variables = list(variables)
         require_gradients(gradients, variables, optimizer)
         found = self.optimizer(optimizer)
-        if self.clipping is None:
+        if self.clipping is None and not scaled(found):
             self.update(found, gradients, variables, loss, reduced=False)
             return gradients
-        kind, limit = self.clipping
+        # Summed over the replicas here: clipped by the global batch's gradient, and seen whole
+        # by a LossScaleOptimizer (Keras checks its own replica's gradients only for inf/NaN).
         context = tf.distribute.get_replica_context()
         gradients = [tf.convert_to_tensor(g) for g in gradients]
-        scale = (
-            getattr(found, "dynamic_scale", None)
-            if hasattr(found, "inner_optimizer")
-            else None
-        )
-        if scale is not None:
-            gradients = [g / tf.cast(scale, g.dtype) for g in gradients]
-        gradients = CLIPS[kind](context.all_reduce("sum", gradients), limit)
-        if scale is not None:
-            gradients = [g * tf.cast(scale, g.dtype) for g in gradients]
+        gradients = context.all_reduce("sum", gradients)
+        if self.clipping is not None:
+            gradients = clipped(found, gradients, *self.clipping)
         self.update(found, gradients, variables, loss, reduced=True)
         return gradients
 
@@ -166,6 +168,22 @@ class StepContext:
         first = context.replica_id_in_sync_group * share
         numbers = kind([self.global_batch_size, *shape], seed, **arguments)
         return numbers[first : first + share]
+
+
+def scaled(optimizer):
+    """Whether `optimizer` is a LossScaleOptimizer (float16)."""
+    return hasattr(optimizer, "scale_loss") and hasattr(optimizer, "inner_optimizer")
+
+
+def clipped(optimizer, gradients, kind, limit):
+    """Gradients summed over the replicas, clipped (`kind`, `limit`) as unscaled ones."""
+    scale = optimizer.dynamic_scale if scaled(optimizer) else None
+    if scale is not None:
+        gradients = [g / tf.cast(scale, g.dtype) for g in gradients]
+    gradients = CLIPS[kind](gradients, limit)
+    if scale is not None:
+        gradients = [g * tf.cast(scale, g.dtype) for g in gradients]
+    return gradients
 
 
 def require_gradients(gradients, variables, optimizer):

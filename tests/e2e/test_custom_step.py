@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import yaml
 from conftest import ROOT, assert_one_line_error, build, read_history
-from test_gan import ENV, losses, run, weights
+from test_gan import ENV, OVERFLOWING_DIGITS, losses, run, weights
 
 pytestmark = pytest.mark.slow
 
@@ -92,6 +92,43 @@ def test_two_mirrored_replicas_give_one_replicas_figures(tmp_path):
             assert b[key] == pytest.approx(a[key], rel=1e-5, abs=1e-6), key
     for mine, theirs in zip(weights(tmp_path / "single"), weights(tmp_path / "mirrored"), strict=True):
         np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-5)
+
+
+def test_a_float16_step_on_two_replicas_skips_an_update_one_replica_overflows_and_resumes_bit_identically(tmp_path):
+    """`precision: mixed_float16` (on CPU): the shipped step, unchanged, is loss-scaled by
+    `ctx.apply`. On digits with rows whose scaled gradients overflow float16, two mirrored
+    replicas skip the updates one device skips (the scaled gradients are summed over the
+    replicas before the LossScaleOptimizer checks them; without the sum, the other replica
+    applies the inf and the run stops on a NaN loss), with its scales and weights; a run
+    SIGKILLed mid-epoch and run again ends as the uninterrupted one."""
+    spec = custom_spec(tmp_path)
+    spec["precision"] = "mixed_float16"
+    spec["checkpoint"] = {"every_steps": 5, "keep": 2}
+    spec["data"]["train"]["source"] = {"type": "python", "function": "overflowing_digits:load"}
+    (tmp_path / "overflowing_digits.py").write_text(OVERFLOWING_DIGITS)
+    one = build(tmp_path, spec, "custom_step")
+    spec["strategy"] = {"type": "mirrored", "cpu_replicas": 2}
+    two = build(tmp_path, spec, "custom_mirrored")
+    args = ["--epochs", "2", "--steps-per-epoch", "8"]
+    single = run(one, tmp_path / "single", *NETWORKS, args=args)
+    assert single.returncode == 0, single.stderr
+    whole = run(two, tmp_path / "whole", *NETWORKS, cpus=2, args=args)
+    assert whole.returncode == 0, whole.stderr
+    scaling = [{k: row[k] for k in ("loss_scale", "skipped_steps")} for row in read_history(tmp_path / "single")]
+    assert scaling[-1]["skipped_steps"] > 0 and scaling[-1]["loss_scale"] < 2**15, scaling  # overflows skipped
+    assert [{k: row[k] for k in ("loss_scale", "skipped_steps")} for row in read_history(tmp_path / "whole")] == scaling
+    for mine, theirs in zip(weights(tmp_path / "single"), weights(tmp_path / "whole"), strict=True):
+        assert np.isfinite(theirs).all()
+        np.testing.assert_allclose(mine, theirs, rtol=1e-2, atol=1e-3)
+
+    killed = run(two, tmp_path / "resumed", *NETWORKS, "--kill-in-epoch", "2", cpus=2, args=args)
+    assert killed.returncode == -9, killed.stderr
+    resumed = run(two, tmp_path / "resumed", *NETWORKS, cpus=2, args=args)
+    assert resumed.returncode == 0, resumed.stderr
+    assert re.search(r"Resuming from \S+ \(epoch 2, step [1-7]\)", resumed.stdout), resumed.stdout
+    assert losses(read_history(tmp_path / "resumed")) == losses(read_history(tmp_path / "whole"))
+    for mine, theirs in zip(weights(tmp_path / "whole"), weights(tmp_path / "resumed"), strict=True):
+        np.testing.assert_array_equal(mine, theirs)
 
 
 def one_epoch(script, tmp_path, cwd=None):

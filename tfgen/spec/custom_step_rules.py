@@ -3,7 +3,7 @@ networks, and a step that exists: its module is found (the spec's folder, the wo
 sys.path) and read, never imported, and defines the function; `tfgen lint`'s findings in it are
 issues at their file:line:col.
 
-What the custom step does not do yet (validation, mixed precision, ...) is
+What the custom step does not do yet (validation, metrics, ...) is
 refused, one line each, rather than ignored.
 """
 
@@ -21,8 +21,7 @@ from tfgen.spec.loader import Located
 from tfgen.spec.models import Spec
 
 # The custom step clips (ctx.apply) as the spec asks; the rest of gan's list it does not do yet.
-# Not float16 yet: a step must scale its losses itself (ctx.scale), else its updates shrink silently.
-NOT_YET_CUSTOM = (*(path for path in NOT_YET if path != ("train", "gradient_clipping")), ("precision",))
+NOT_YET_CUSTOM = tuple(path for path in NOT_YET if path != ("train", "gradient_clipping"))
 STEP = ("algorithm", "step")
 
 
