@@ -160,3 +160,33 @@ def test_two_mirrored_replicas_give_one_devices_simclr_figures_and_resume_bit_id
     assert losses(read_history(tmp_path / "resumed")) == losses(read_history(tmp_path / "mirrored"))
     for mine, theirs in zip(weights(tmp_path / "mirrored"), weights(tmp_path / "resumed"), strict=True):
         np.testing.assert_array_equal(mine, theirs)
+
+
+def test_float16_on_two_replicas_gives_one_devices_figures_and_resumes_bit_identically(tmp_path):
+    """`precision: mixed_float16` (on CPU): the encoder and heads compute in float16 with their
+    last layers in float32, the loss scaled and the scaled gradients summed over the replicas
+    before the LossScaleOptimizer checks them. Two replicas log one device's figures and loss
+    scale (within float16's rounding); the mirrored run, killed mid-epoch, resumes exactly."""
+    spec = simclr_spec()
+    spec["precision"] = "mixed_float16"
+    one = contrastive_build(tmp_path / "one", spec, "simclr")
+    spec["strategy"] = {"type": "mirrored", "cpu_replicas": 2}
+    two = contrastive_build(tmp_path / "two", spec, "simclr")
+    assert "keras.optimizers.LossScaleOptimizer(" in two.read_text()
+    args = ["--epochs", "2", "--steps-per-epoch", "4"]
+    single = run(one, tmp_path / "single", "--networks", "model", args=args)
+    assert single.returncode == 0, single.stderr
+    mirrored = run(two, tmp_path / "mirrored", "--networks", "model", cpus=2, args=args)
+    assert mirrored.returncode == 0, mirrored.stderr
+    rows = read_history(tmp_path / "mirrored")
+    for a, b in zip(read_history(tmp_path / "single"), rows, strict=True):
+        assert b["loss"] == pytest.approx(a["loss"], rel=1e-2) and b["loss_scale"] == a["loss_scale"]
+    assert all(math.isfinite(row[key]) for row in rows for key in FIGURES)
+    killed = run(two, tmp_path / "resumed", "--networks", "model", "--kill-in-epoch", "2", cpus=2, args=args)
+    assert killed.returncode == -9, killed.stderr
+    resumed = run(two, tmp_path / "resumed", "--networks", "model", cpus=2, args=args)
+    assert resumed.returncode == 0, resumed.stderr
+    assert re.search(r"Resuming from \S+ \(epoch 2, step [1-3]\)", resumed.stdout), resumed.stdout
+    assert losses(read_history(tmp_path / "resumed")) == losses(rows)
+    for mine, theirs in zip(weights(tmp_path / "mirrored"), weights(tmp_path / "resumed"), strict=True):
+        np.testing.assert_array_equal(mine, theirs)

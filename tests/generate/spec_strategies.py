@@ -815,7 +815,7 @@ VECTOR_VIEWS = [{"type": "GaussianNoise", "stddev": 0.1}, {"type": "GaussianDrop
 def contrastive_specs(draw) -> dict:
     """A valid `algorithm: {type: contrastive}` spec: an image or vector encoder, drawn views,
     simclr (either negatives) or simsiam, with or without a probe (and then validation and early stopping on a
-    logged figure), replicas and saves."""
+    logged figure), replicas, saves and precision."""
     image = draw(st.booleans())
     shape = [8, 8, 1] if image else [6]
     method = draw(st.sampled_from(["simclr", "simsiam"]))
@@ -877,6 +877,7 @@ def contrastive_specs(draw) -> dict:
             ],
         ),
         ("deterministic", [True]),
+        ("precision", ["mixed_float16", "mixed_bfloat16"]),
     ):
         if draw(st.booleans()):
             spec[key] = draw(st.sampled_from(options))

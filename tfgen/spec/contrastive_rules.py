@@ -19,7 +19,6 @@ from tfgen.spec.models import Spec
 
 # Settings the contrastive step does not implement yet: a non-default value is refused.
 NOT_YET = (
-    ("precision",),
     ("metrics",),
     ("loss_weighting",),
     ("data", "test"),

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tfgen.generate.algorithms.networks import NetworkView, as_supervised, network_view, networks_view
-from tfgen.generate.code import keras_call, literal
+from tfgen.generate.code import float32_head, keras_call, literal
 from tfgen.generate.identity import state_sha256
 from tfgen.generate.plan import make_view
 from tfgen.spec.contrastive_rules import history_keys
@@ -61,8 +61,8 @@ def contrastive_view(spec: Spec) -> ContrastiveView:
         encoder=network_view(as_network, ENCODER),
         representation=next(iter(spec.model.outputs)),
         views=[keras_call(layer, "layers") for layer in algorithm.views],
-        projection=[keras_call(layer, "layers") for layer in algorithm.projection],
-        predictor=[keras_call(layer, "layers") for layer in algorithm.predictor or []],
+        projection=_head(spec, algorithm.projection),
+        predictor=_head(spec, algorithm.predictor or []),
         simclr=algorithm.method == "simclr",
         temperature=literal(algorithm.temperature),
         nt_xent=NT_XENT[algorithm.negatives],
@@ -70,6 +70,14 @@ def contrastive_view(spec: Spec) -> ContrastiveView:
         probe_classes=probe.class_count if probe else None,
         history=logged,
     )
+
+
+def _head(spec: Spec, layers: list) -> list[str]:
+    """A head's layers' constructor calls; under a mixed precision, the last computes in float32
+    (the loss never runs in float16)."""
+    if layers and spec.precision != "float32":
+        layers = float32_head(layers)
+    return [keras_call(layer, "layers") for layer in layers]
 
 
 def _as_data_spec(spec: Spec) -> Spec:
