@@ -3,6 +3,8 @@ skipped on every replica when it is non-finite on one."""
 
 import tensorflow as tf
 
+from .model_checks import require_gradients
+
 SUMMING = (
     "_all_reduce_sum_gradients"  # what Keras's TensorFlow optimizer sums them with
 )
@@ -69,9 +71,7 @@ def apply_unless_nonfinite(
     finite = [
         tf.reduce_all(tf.math.is_finite(tf.convert_to_tensor(g))) for g in gradients
     ]
-    if hasattr(
-        optimizer, "inner_optimizer"
-    ):  # scaled: a LossScaleOptimizer skips them itself
+    if scaled(optimizer):  # a LossScaleOptimizer skips them itself
         finite = []
     if loss is not None:
         finite.append(tf.math.is_finite(loss))
@@ -102,3 +102,26 @@ def update(optimizer, gradients, variables, reduced):
         apply_reduced(optimizer, gradients, variables)
     else:
         optimizer.apply_gradients(zip(gradients, variables))
+
+
+def scaled(optimizer):
+    """Whether `optimizer` is a LossScaleOptimizer (float16)."""
+    return hasattr(optimizer, "scale_loss") and hasattr(optimizer, "inner_optimizer")
+
+
+def scaled_gradients(optimizer, tape, loss, variables):
+    """The gradients of `loss` times the LossScaleOptimizer's scale (as `output_gradients`:
+    the loss itself is not changed); its update unscales them."""
+    scale = optimizer.scale_loss(tf.ones_like(loss))
+    return tape.gradient(loss, variables, output_gradients=scale)
+
+
+def summed_scaled_gradients(optimizer, tape, loss, variables):
+    """`scaled_gradients` (a None one an error naming its variable), summed over the replicas:
+    apply them with `apply_reduced` (or `apply_unless_nonfinite(..., reduced=True)`). The
+    LossScaleOptimizer then skips an update that is non-finite on any replica and halves its
+    scale; given one replica's gradients, it checks that replica's alone (Keras 3.15.1), and
+    the others apply the inf."""
+    gradients = scaled_gradients(optimizer, tape, loss, variables)
+    require_gradients(gradients, variables)
+    return tf.distribute.get_replica_context().all_reduce("sum", gradients)

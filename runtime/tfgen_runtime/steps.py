@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from .errors import UserError
 from .model_checks import regularization_loss, variable_path
-from .reduced import apply_reduced, apply_unless_nonfinite
+from .reduced import apply_reduced, apply_unless_nonfinite, scaled, scaled_gradients
 
 # tf.clip_by_* of the summed gradients, by the spec's `train.gradient_clipping` kind.
 CLIPS = {
@@ -95,11 +95,8 @@ class StepContext:
         if variables is None:
             variables = self.networks[optimizer].trainable_variables
         found = self.optimizer(optimizer)
-        if scaled(
-            found
-        ):  # float16: the gradients of the loss times the optimizer's scale
-            scale = found.scale_loss(tf.ones_like(loss))
-            gradients = tape.gradient(loss, variables, output_gradients=scale)
+        if scaled(found):  # float16
+            gradients = scaled_gradients(found, tape, loss, variables)
         else:
             gradients = tape.gradient(loss, variables)
         return self.apply_gradients(optimizer, gradients, variables, loss)
@@ -168,11 +165,6 @@ class StepContext:
         first = context.replica_id_in_sync_group * share
         numbers = kind([self.global_batch_size, *shape], seed, **arguments)
         return numbers[first : first + share]
-
-
-def scaled(optimizer):
-    """Whether `optimizer` is a LossScaleOptimizer (float16)."""
-    return hasattr(optimizer, "scale_loss") and hasattr(optimizer, "inner_optimizer")
 
 
 def clipped(optimizer, gradients, kind, limit):

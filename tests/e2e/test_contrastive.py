@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import yaml
 from conftest import ROOT, build, read_history
-from test_gan import ENV, losses, run, weights
+from test_gan import ENV, assert_resumes_exactly, losses, run, weights
 
 pytestmark = pytest.mark.slow
 
@@ -182,11 +182,4 @@ def test_float16_on_two_replicas_gives_one_devices_figures_and_resumes_bit_ident
     for a, b in zip(read_history(tmp_path / "single"), rows, strict=True):
         assert b["loss"] == pytest.approx(a["loss"], rel=1e-2) and b["loss_scale"] == a["loss_scale"]
     assert all(math.isfinite(row[key]) for row in rows for key in FIGURES)
-    killed = run(two, tmp_path / "resumed", "--networks", "model", "--kill-in-epoch", "2", cpus=2, args=args)
-    assert killed.returncode == -9, killed.stderr
-    resumed = run(two, tmp_path / "resumed", "--networks", "model", cpus=2, args=args)
-    assert resumed.returncode == 0, resumed.stderr
-    assert re.search(r"Resuming from \S+ \(epoch 2, step [1-3]\)", resumed.stdout), resumed.stdout
-    assert losses(read_history(tmp_path / "resumed")) == losses(rows)
-    for mine, theirs in zip(weights(tmp_path / "mirrored"), weights(tmp_path / "resumed"), strict=True):
-        np.testing.assert_array_equal(mine, theirs)
+    assert_resumes_exactly(two, tmp_path, tmp_path / "mirrored", "--networks", "model", cpus=2, args=args, steps=4)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import yaml
 from conftest import ROOT, assert_one_line_error, build, read_history
-from test_gan import ENV, OVERFLOWING_DIGITS, losses, run, weights
+from test_gan import ENV, OVERFLOWING_DIGITS, assert_resumes_exactly, losses, run, weights
 
 pytestmark = pytest.mark.slow
 
@@ -121,14 +121,7 @@ def test_a_float16_step_on_two_replicas_skips_an_update_one_replica_overflows_an
         assert np.isfinite(theirs).all()
         np.testing.assert_allclose(mine, theirs, rtol=1e-2, atol=1e-3)
 
-    killed = run(two, tmp_path / "resumed", *NETWORKS, "--kill-in-epoch", "2", cpus=2, args=args)
-    assert killed.returncode == -9, killed.stderr
-    resumed = run(two, tmp_path / "resumed", *NETWORKS, cpus=2, args=args)
-    assert resumed.returncode == 0, resumed.stderr
-    assert re.search(r"Resuming from \S+ \(epoch 2, step [1-7]\)", resumed.stdout), resumed.stdout
-    assert losses(read_history(tmp_path / "resumed")) == losses(read_history(tmp_path / "whole"))
-    for mine, theirs in zip(weights(tmp_path / "whole"), weights(tmp_path / "resumed"), strict=True):
-        np.testing.assert_array_equal(mine, theirs)
+    assert_resumes_exactly(two, tmp_path, tmp_path / "whole", *NETWORKS, cpus=2, args=args)
 
 
 def one_epoch(script, tmp_path, cwd=None):

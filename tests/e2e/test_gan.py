@@ -43,6 +43,20 @@ def run(script, out, *options, cpus=1, args=()) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=script.parent, capture_output=True, text=True, timeout=600, env=ENV, check=False)
 
 
+def assert_resumes_exactly(script, tmp_path, whole, *options, cpus=1, args=(), steps=8):
+    """`script` SIGKILLed mid-epoch 2 (of `steps` steps) into tmp_path/resumed and run again
+    ends with the history and weights of the uninterrupted run in `whole`."""
+    killed = run(script, tmp_path / "resumed", *options, "--kill-in-epoch", "2", cpus=cpus, args=args)
+    assert killed.returncode == -9, killed.stderr
+    resumed = run(script, tmp_path / "resumed", *options, cpus=cpus, args=args)
+    assert resumed.returncode == 0, resumed.stderr
+    at = rf"Resuming from \S+ \(epoch 2, step [1-{steps - 1}]\)"
+    assert re.search(at, resumed.stdout), resumed.stdout
+    assert losses(read_history(tmp_path / "resumed")) == losses(read_history(whole))
+    for mine, theirs in zip(weights(whole), weights(tmp_path / "resumed"), strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+
+
 def losses(rows: list[dict]) -> list[dict]:
     return [{k: v for k, v in row.items() if k not in TIMING} for row in rows]
 
@@ -236,12 +250,5 @@ def test_a_float16_gan_on_two_replicas_skips_a_step_one_replica_overflows_and_re
         assert np.isfinite(theirs).all()
         np.testing.assert_allclose(mine, theirs, rtol=1e-2, atol=1e-3)
 
-    killed = run(two, tmp_path / "resumed", "--kill-in-epoch", "2", cpus=2, args=args)
-    assert killed.returncode == -9, killed.stderr
-    resumed = run(two, tmp_path / "resumed", cpus=2, args=args)
-    assert resumed.returncode == 0, resumed.stderr
-    assert re.search(r"Resuming from \S+ \(epoch 2, step [1-7]\)", resumed.stdout), resumed.stdout
-    assert losses(read_history(tmp_path / "resumed")) == losses(read_history(tmp_path / "whole"))
-    for mine, theirs in zip(weights(tmp_path / "whole"), weights(tmp_path / "resumed"), strict=True):
-        np.testing.assert_array_equal(mine, theirs)
+    assert_resumes_exactly(two, tmp_path, tmp_path / "whole", cpus=2, args=args)
     assert "float16" in two.read_text()
