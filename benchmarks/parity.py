@@ -308,8 +308,8 @@ def exact_rows(name: str, rows: list[dict], theirs: list[dict], keys: tuple[str,
 def wgan_gp(epochs: int, steps: int | None, seeds: tuple[int, ...] = (1, 2, 3)) -> list[dict]:
     """Over 3 seeds: the published WGAN-GP's per-epoch losses, and tfgen's with the same seeds.
     Not exact: the published penalty draws alpha from a normal distribution (tfgen: uniform in
-    [0, 1], as the paper), its dropout masks come from Keras's seed generator, and it logs the
-    last critic update's d_loss (tfgen: the mean over the critic updates)."""
+    [0, 1], as the paper) and its dropout masks come from Keras's seed generator. Both log the
+    last critic update's d_loss."""
     import wgan_gp as published
 
     spec = PUBLISHED / "wgan_gp.yaml"

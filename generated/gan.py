@@ -269,7 +269,8 @@ class Trainer(rt.StandardTrainer):
         step = carried["steps_run"]  # the steps run before this one: keys its noise
         for number in range(DISCRIMINATOR_STEPS):
             losses = self.train_discriminator(real, step, number)
-            carried = self.carry_metrics(carried, losses)
+        # The last discriminator update's losses are logged (as keras.io's WGAN-GP logs them).
+        carried = self.carry_metrics(carried, losses)
         g_loss = self.train_generator(step)
         carried = self.carry_metrics(carried, {"g_loss": g_loss})
         carried = self.state.record_rate(carried, self.optimizer)

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 import yaml
-from conftest import ROOT, build, read_history
+from conftest import ROOT, build, load_module, read_history
 
 pytestmark = pytest.mark.slow
 
@@ -117,6 +117,47 @@ def test_a_gan_killed_mid_epoch_resumes_bit_identically(tmp_path, algorithm):
         assert (tmp_path / "whole" / "samples" / name).read_bytes() == (
             tmp_path / "resumed" / "samples" / name
         ).read_bytes()
+
+
+def test_a_wgan_gp_logs_its_last_discriminator_updates_losses(tmp_path):
+    """With 2 discriminator updates a step, the history's d_loss and gradient_penalty are the last
+    update's (as keras.io's WGAN-GP logs them), not the mean of the two: both computed again here
+    from the exported weights (learning rates 0: each update sees them) and the script's draws."""
+    import tensorflow as tf
+
+    spec = gan_spec(loss="wasserstein", gradient_penalty=10.0, discriminator_steps=2)
+    spec["data"]["train"]["shuffle"] = None  # the first batch: the first 64 rows
+    for optimizer in spec["optimizers"].values():
+        optimizer["learning_rate"] = 0.0
+    script = build(tmp_path, spec, "gan")
+    result = run(script, tmp_path / "run", args=["--epochs", "1", "--steps-per-epoch", "1"])
+    assert result.returncode == 0, result.stderr
+    (row,) = read_history(tmp_path / "run")
+    module = load_module(script)
+    generator, discriminator = (
+        tf.keras.models.load_model(tmp_path / "run" / f"{n}.keras") for n in ("generator", "discriminator")
+    )
+    real = tf.constant(module.load_data()[0][0]["pixels"][:64], tf.float32)
+    step = tf.constant(0, tf.int64)
+
+    def score(examples):
+        return tf.reshape(discriminator({"pixels": examples})["real"], [-1])
+
+    def update_losses(number):  # the number-th update's d_loss and penalty, by hand
+        fake = generator({"noise": module.draw(tf.random.stateless_normal, [32], step, 2 * number)})["pixels"]
+        between = module.draw(tf.random.stateless_uniform, [1], step, 2 * number + 1)
+        interpolates = real + between * (fake - real)
+        with tf.GradientTape() as tape:
+            tape.watch(interpolates)
+            scores = score(interpolates)
+        penalty = tf.square(tf.norm(tape.gradient(scores, interpolates), axis=1) - 1.0)
+        d_loss = score(fake) - score(real) + 10.0 * penalty
+        return float(tf.reduce_mean(d_loss)), float(tf.reduce_mean(penalty))
+
+    (first, _), (last, last_penalty) = update_losses(0), update_losses(1)
+    assert abs(first - last) > 1e-3 * abs(last)  # the mean of the two is not the last
+    assert row["d_loss"] == pytest.approx(last, rel=1e-5)
+    assert row["gradient_penalty"] == pytest.approx(last_penalty, rel=1e-5)
 
 
 def test_two_mirrored_replicas_give_one_replicas_losses(tmp_path):
