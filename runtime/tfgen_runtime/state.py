@@ -8,9 +8,14 @@ import tensorflow as tf
 class RunState(tf.Module):
     """Where the run is: the epoch done, the step reached in the next, the steps run."""
 
-    def __init__(self, outputs):
+    def __init__(self, outputs=(), figures=None):
+        """`outputs`: the outputs whose losses `record` keeps, named `<output>_loss` beside the
+        `loss`; or `figures`: an algorithm's own figures, named as they are, beside their `sum`."""
         super().__init__(name="run_state")
-        self.names = ["loss", *(f"{name}_loss" for name in outputs)]
+        if figures is None:
+            self.names = ["loss", *(f"{name}_loss" for name in outputs)]
+        else:
+            self.names = ["sum", *figures]
         first = tf.VariableAggregation.ONLY_FIRST_REPLICA  # the same on every replica
         self.epoch = tf.Variable(0, dtype=tf.int64)
         self.step_in_epoch = tf.Variable(0, dtype=tf.int64)

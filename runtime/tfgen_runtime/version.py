@@ -8,7 +8,7 @@ whenever the runtime's code does (runtime/CONTRACT records each version's source
 import sys
 from pathlib import Path
 
-__version__ = "0.6.0"
+__version__ = "0.7.0"
 
 
 def require_version(wanted, script):

@@ -755,3 +755,23 @@ def test_run_directory_records_the_made_by_it_is_given(tmp_path):
     assert {key: record[key] for key in made_by} == made_by and record["argv"] == ["--output-dir", "run"]
     saved = tf.train.load_checkpoint(checkpoint.save(1)).get_tensor("identity/.ATTRIBUTES/VARIABLE_VALUE")
     assert json.loads(saved)["spec_sha256"] == "b" * 64
+
+
+@pytest.mark.parametrize(
+    ("state", "named"),
+    [
+        (lambda: rt.RunState(["y"]), "loss = nan, y_loss = nan"),
+        (lambda: rt.RunState(figures=["loss", "accuracy"]), "sum = nan, loss = nan, accuracy = 0.5"),
+    ],
+    ids=["outputs", "figures"],
+)
+def test_a_non_finite_step_stops_naming_each_figure_as_it_is_logged(state, named):
+    """A supervised step's per-output losses are named `<output>_loss`; a custom step's figures
+    as its history names them (not `loss_loss`, `accuracy_loss`), beside their sum."""
+    state = state()
+    carried = state.start(keras.optimizers.SGD())
+    figures = [tf.constant([np.nan, np.nan]), tf.constant([0.25, 0.75])][: len(state.names) - 1]
+    carried = state.record(carried, tf.constant(np.nan), dict(zip(state.names[1:], figures, strict=True)))
+    state.fold(carried, keras.optimizers.SGD(), 1)
+    with pytest.raises(FloatingPointError, match=rf"non-finite at step 1 \(epoch 1\): {named};"):
+        state.check_finite(1, "none")

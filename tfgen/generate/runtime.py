@@ -20,7 +20,7 @@ from tfgen.spec.script_rules import RUNTIME_PACKAGE
 
 # The runtime version the templates are written for; runtime/tfgen_runtime/version.py holds the
 # runtime's own (tests/generate/test_runtime_contract.py keeps the two and pyproject's pin equal).
-RUNTIME_VERSION = "0.6.0"
+RUNTIME_VERSION = "0.7.0"
 BLACK_MODE = black.Mode()  # black's default mode, as render.BLACK_MODE (which imports this module)
 
 
