@@ -47,6 +47,8 @@ no script reaches another); each module holds one concern:
 - `reduced`: gradients summed across replicas once, applied without a second sum
 - `steps`: a custom step's context (`StepContext`) and its returned figures checked
 - `trainer`: the loops around a script's steps (`StandardTrainer`)
+- `moving_statistics`: BatchNormalization's moving statistics averaged over the replicas
+  after every step
 - `model_checks`: weights to train, gradients that reach them, the regularization loss
 - `layer_losses`: the terms layers add (`add_loss`), each logged by its layer's name
 - `sharpness`: sharpness-aware minimisation's ascent, and the gradients at the worst weights

@@ -10,7 +10,8 @@ class RunState(tf.Module):
 
     def __init__(self, outputs=(), figures=None):
         """`outputs`: the outputs whose losses `record` keeps, named `<output>_loss` beside the
-        `loss`; or `figures`: an algorithm's own figures, named as they are, beside their `sum`."""
+        `loss`; or `figures`: an algorithm's own figures, named as they are, beside their `sum`.
+        """
         super().__init__(name="run_state")
         if figures is None:
             self.names = ["loss", *(f"{name}_loss" for name in outputs)]

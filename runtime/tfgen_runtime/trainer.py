@@ -10,6 +10,7 @@ import tensorflow as tf
 from .carry import carried_metrics, carry_in, carry_out, fold_metrics, metric_states
 from .errors import UserError
 from .input_wait import InputWait
+from .moving_statistics import average_moving_statistics
 from .report import metric_values, reset
 
 IN_MEMORY_BUDGET_BYTES = 2**30  # larger training arrays stream through tf.data
@@ -212,7 +213,14 @@ class StandardTrainer(abc.ABC):
         start = step * self.examples_per_update + replica * share
         rows = tf.slice(order, [start], [share])
         batch = [{k: tf.gather(a, rows) for k, a in p.items()} for p in self.arrays]
-        return self.train_step(*self.prepare(*batch), carried)
+        return self.replica_step(*self.prepare(*batch), carried)
+
+    def replica_step(self, features, targets, carried):
+        """`train_step` on this replica, then the replicas' BatchNormalization statistics
+        averaged (`average_moving_statistics`); the new `carried`."""
+        carried = self.train_step(features, targets, carried)
+        average_moving_statistics(self.model)
+        return carried
 
     @tf.function
     def train_from_iterator(self, iterator, steps):
@@ -233,7 +241,9 @@ class StandardTrainer(abc.ABC):
 
         def train(step, carried, upcoming):
             args = (*upcoming.get_value(), carry_in(self.strategy, carried))
-            carried = carry_out(self.strategy, self.on_replicas(self.train_step, *args))
+            carried = carry_out(
+                self.strategy, self.on_replicas(self.replica_step, *args)
+            )
             return step + 1, carried, read_if(step + 1 < steps, upcoming)
 
         first = (tf.constant(0), carried, read_if(steps > 0, nothing))
