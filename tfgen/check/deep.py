@@ -35,6 +35,7 @@ from tfgen.check.deep_heads import (
     _squeezed,
     summary_table,
 )
+from tfgen.check.deep_integers import integers_refused
 from tfgen.check.deep_merge import merge
 from tfgen.check.deep_phases import phase_problems
 from tfgen.check.deep_sources import source_issues
@@ -176,7 +177,8 @@ class _Deep:
         if step.role is Role.LAYER:
             layer = self.built[step.loc] = self.layer(step.item, step.loc, step.code)
             x = self.no_strings(step.item, sources[0], step.loc)
-            return None if layer is None or x is None else self.apply(layer, x, step.loc, step.item.type)
+            y = None if layer is None or x is None else self.apply(layer, x, step.loc, step.item.type)
+            return None if y is None else self.no_integers(step.item, layer, x, y, step.loc)
         if step.role is Role.MERGE:
             return merge(self, step, dict(zip(self.wiring.ends, sources, strict=True)))
         if step.role is Role.ADD:
@@ -187,6 +189,14 @@ class _Deep:
         if step.role is Role.PREPROCESSED:
             return self.preprocessed_input(sources[0])
         return sources[0]  # an alias
+
+    def no_integers(self, item: KerasObject, layer: Any, x: Any, y: Any, loc: Loc) -> Any:
+        """`y` (the layer's output of `x`), or None with an issue where `x` holds integers the
+        layer's call cannot compute on."""
+        why = integers_refused(layer, x)
+        if why:
+            self.fail(loc, f"{item.type}: {why}")
+        return None if why else y
 
     def no_strings(self, item: KerasObject, x: Any, loc: Loc) -> Any:
         """`x`, or None with an issue where strings reach a layer that cannot take them."""
