@@ -4,13 +4,15 @@ Source: https://github.com/keras-team/keras-io/blob/master/examples/generative/w
 (read at commit 81aa0edb72a1735c5c577f123bb3a4a475a181c9). This file restates that program's
 computation in its own code (the published text is not copied here); every figure is the
 published one. What differs from the original, and only this:
-- data: `published_data.signed_digits()` (8x8x1 in [-1, 1]) instead of Fashion-MNIST (28x28x1
+- data: `published_data.signed_digits(EXAMPLES)`, the first 1,536 of the 8x8 digits (8x8x1 in
+  [-1, 1]: three whole batches of 512, as tfgen's steps take whole batches; of all 1,797 the
+  published `fit` would add a fourth batch of 261 each epoch) instead of Fashion-MNIST (28x28x1
   in [-1, 1]); so the generator starts from a 1x1x256 map (published: 4x4x256) that its three
   upsampling blocks double to 8x8 (published: to 32x32, then cropped by 2 to 28x28: no crop here);
   the discriminator's input is (8, 8, 1) (its zero padding by 2, blocks and sizes are the published);
 - `main(seed, epochs)` sets Keras's seed and the epochs (published: unseeded, 20); no image callback.
 Unchanged: the layers, dropout and batch normalization, noise 128, batch 512 (`fit` on the arrays,
-shuffled, the last batch partial), 3 discriminator updates per generator update, gradient penalty
+shuffled), 3 discriminator updates per generator update, gradient penalty
 weight 10 at `real + alpha * (fake - real)` with alpha drawn from a *normal* distribution (the paper
 draws it uniformly in [0, 1]), Adam(2e-4, beta_1=0.5, beta_2=0.9) for each network, the losses
 mean(fake) - mean(real) and -mean(fake), `d_loss` (the last discriminator update's, penalty
@@ -32,6 +34,7 @@ from published_data import EpochMeans, signed_digits
 NOISE_DIM = 128
 BATCH_SIZE = 512
 START = 1  # the generator's first map, 1x1 (published: 4, for 28x28 images)
+EXAMPLES = 3 * BATCH_SIZE  # whole batches: tfgen's steps take no partial one
 
 
 def conv_block(x, filters, dropout=None):
@@ -143,7 +146,7 @@ def main(seed: int, epochs: int, steps: int | None = None) -> list[dict]:
     """The published program on the digits; each epoch's mean losses over its batches (`steps`
     of them when given: benchmarks/parity.py's short runs)."""
     keras.utils.set_random_seed(seed)
-    images, _ = signed_digits()
+    images, _ = signed_digits(EXAMPLES)
     means = EpochMeans(["d_loss", "g_loss"])
     wgan = compiled_wgan()
     wgan.fit(images, batch_size=BATCH_SIZE, epochs=epochs, steps_per_epoch=steps, verbose=0, callbacks=[means])
