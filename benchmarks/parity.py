@@ -6,6 +6,7 @@ it, per epoch. Prints a table; exits 1 when a comparison fails its criterion.
     python benchmarks/parity.py knowledge_distillation --epochs 2 --steps 8
     python benchmarks/parity.py dcgan --float64      # both DCGAN programs in float64 (see in_float64)
     python benchmarks/parity.py dcgan --tfgen-order  # the published DCGAN's losses in tfgen's order
+    python benchmarks/parity.py wgan_gp_exact        # the WGAN-GP steps exactly (their dropout off)
 
 Exact comparisons (same initial weights, batches and random numbers; oneDNN off, no XLA): the
 per-epoch losses within 1e-5 (relative). Where the random numbers cannot be the same, the published
@@ -306,10 +307,12 @@ def exact_rows(name: str, rows: list[dict], theirs: list[dict], keys: tuple[str,
 
 
 def wgan_gp(epochs: int, steps: int | None, seeds: tuple[int, ...] = (1, 2, 3)) -> list[dict]:
-    """Over 3 seeds: the published WGAN-GP's per-epoch losses, and tfgen's with the same seeds.
-    Not exact: the published penalty draws alpha from a normal distribution (tfgen: uniform in
-    [0, 1], as the paper) and its dropout masks come from Keras's seed generator. Both log the
-    last critic update's d_loss."""
+    """Over 3 seeds: tfgen's per-epoch losses, and the published WGAN-GP's from the same initial
+    weights (tfgen's, under each seed: the published program builds its networks in the other
+    order, so one seed gives the two programs different weights, and the weights decide most of
+    a run's course). Not exact: each program draws its own noise, penalty points (the published
+    alpha from a normal distribution; tfgen's uniform in [0, 1], as the paper), dropout masks
+    and batch order. Both log the last critic update's d_loss."""
     import wgan_gp as published
 
     spec = PUBLISHED / "wgan_gp.yaml"
@@ -320,10 +323,61 @@ def wgan_gp(epochs: int, steps: int | None, seeds: tuple[int, ...] = (1, 2, 3)) 
         raise SystemExit(f"the spec's networks are not the published ones: {built} != {same}")
     theirs, ours = [], []
     for seed in seeds:
-        theirs.append(published.main(seed, epochs, steps))
         module = build_script(spec, Path(f"generated-{seed}"), f"seed={seed}")
-        ours.append(run_script(module, epochs, steps, "build_generator")[0])
+        rows, initial = run_script(module, epochs, steps, "build_generator", "build_discriminator")
+        ours.append(rows)
+        start = {"generator": initial["build_generator"], "discriminator": initial["build_discriminator"]}
+        theirs.append(published.main(seed, epochs, steps, start))
     return spread_rows("wgan_gp", ours, theirs, ("d_loss", "g_loss"))
+
+
+def wgan_gp_exact(epochs: int, steps: int | None, seed: int = 1) -> list[dict]:
+    """Exact, with the critic's Dropout off in both (its masks come from each program's seed
+    generator): the published WGAN-GP step and the generated one from the same weights, on the
+    same unshuffled batches, drawing the script's noise and penalty points (tfgen's alpha,
+    uniform in [0, 1]). What the 3-seed comparison leaves to chance, made equal: the two steps
+    compute the same function."""
+    import tensorflow as tf
+    import wgan_gp as published
+
+    module = build_script(PUBLISHED / "wgan_gp.yaml", Path("generated"), "data.train.shuffle=null", f"seed={seed}")
+    build = module.build_discriminator
+    module.build_discriminator = lambda *args: without_dropout(build(*args))
+    rows, initial = run_script(module, epochs, steps, "build_generator", "build_discriminator")
+
+    class SameNumbers(published.WGAN):
+        def train_step(self, real_images):
+            steps = module.DISCRIMINATOR_STEPS  # tfgen's draw numbers, in order:
+            self.latents = iter([*range(0, 2 * steps, 2), 2 * steps])  # each critic update's, the generator's
+            self.alphas = iter(range(1, 2 * steps, 2))
+            return super().train_step(real_images)
+
+        def latent(self, batch_size):
+            step = self.g_optimizer.iterations
+            return module.draw(tf.random.stateless_normal, module.NOISE_SHAPE, step, next(self.latents))
+
+        def alpha(self, batch_size):
+            step = self.g_optimizer.iterations
+            return module.draw(tf.random.stateless_uniform, [1, 1, 1], step, next(self.alphas))
+
+    wgan = published.compiled_wgan(SameNumbers)
+    wgan.generator.set_weights(initial["build_generator"])
+    without_dropout(wgan.discriminator).set_weights(initial["build_discriminator"])
+    means = published.EpochMeans(["d_loss", "g_loss"])
+    batches = unshuffled(module, published.BATCH_SIZE, steps, with_labels=False)
+    wgan.fit(batches, epochs=epochs, verbose=0, callbacks=[means])
+    rows = exact_rows("wgan_gp", rows, means.epochs, ("d_loss", "g_loss"))
+    return [{**row, "mode": "exact, no dropout"} for row in rows]
+
+
+def without_dropout(model):
+    """`model` with its Dropout layers' rate 0 (read when called: they pass their inputs)."""
+    import keras
+
+    for layer in model.layers:
+        if isinstance(layer, keras.layers.Dropout):
+            layer.rate = 0.0
+    return model
 
 
 def spread_rows(name: str, ours: list[list[dict]], theirs: list[list[dict]], keys: tuple[str, ...]) -> list[dict]:
@@ -350,6 +404,7 @@ COMPARISONS = {
     "knowledge_distillation": knowledge_distillation,
     "dcgan": dcgan,
     "wgan_gp": wgan_gp,
+    "wgan_gp_exact": wgan_gp_exact,
     "semisupervised_simclr": semisupervised_simclr,
 }
 
@@ -434,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if all(verdict(row) for row in rows) else 1
 
 
-DEFAULT_EPOCHS = {"knowledge_distillation": 3, "dcgan": 3, "wgan_gp": 3, "semisupervised_simclr": 3}
+DEFAULT_EPOCHS = {"knowledge_distillation": 3, "dcgan": 3, "wgan_gp": 3, "wgan_gp_exact": 3, "semisupervised_simclr": 3}
 
 if __name__ == "__main__":
     sys.exit(main())

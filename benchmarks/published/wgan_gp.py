@@ -10,7 +10,12 @@ published one. What differs from the original, and only this:
   in [-1, 1]); so the generator starts from a 1x1x256 map (published: 4x4x256) that its three
   upsampling blocks double to 8x8 (published: to 32x32, then cropped by 2 to 28x28: no crop here);
   the discriminator's input is (8, 8, 1) (its zero padding by 2, blocks and sizes are the published);
-- `main(seed, epochs)` sets Keras's seed and the epochs (published: unseeded, 20); no image callback.
+- `main(seed, epochs)` sets Keras's seed and the epochs (published: unseeded, 20); no image callback;
+  `main(..., start)` starts both networks from given weights (benchmarks/parity.py passes the
+  weights tfgen's script starts from, as its other comparisons do);
+- the random draws are two methods, `latent` and `alpha` (published: `tf.random.normal` inline;
+  these call the same), and `compiled_wgan` takes the class, so that benchmarks/parity.py can give
+  this step and tfgen's the same numbers.
 Unchanged: the layers, dropout and batch normalization, noise 128, batch 512 (`fit` on the arrays,
 shuffled), 3 discriminator updates per generator update, gradient penalty
 weight 10 at `real + alpha * (fake - real)` with alpha drawn from a *normal* distribution (the paper
@@ -90,8 +95,14 @@ class WGAN(keras.Model):
         self.d_loss_fn = d_loss_fn
         self.g_loss_fn = g_loss_fn
 
+    def latent(self, batch_size):
+        return tf.random.normal(shape=(batch_size, self.latent_dim))
+
+    def alpha(self, batch_size):
+        return tf.random.normal([batch_size, 1, 1, 1], 0.0, 1.0)
+
     def gradient_penalty(self, batch_size, real_images, fake_images):
-        alpha = tf.random.normal([batch_size, 1, 1, 1], 0.0, 1.0)
+        alpha = self.alpha(batch_size)
         interpolated = real_images + alpha * (fake_images - real_images)
         with tf.GradientTape() as tape:
             tape.watch(interpolated)
@@ -105,7 +116,7 @@ class WGAN(keras.Model):
             real_images = real_images[0]
         batch_size = tf.shape(real_images)[0]
         for _ in range(self.d_steps):
-            latents = tf.random.normal(shape=(batch_size, self.latent_dim))
+            latents = self.latent(batch_size)
             with tf.GradientTape() as tape:
                 fake_images = self.generator(latents, training=True)
                 fake_logits = self.discriminator(fake_images, training=True)
@@ -115,7 +126,7 @@ class WGAN(keras.Model):
                 d_loss = d_cost + gp * self.gp_weight
             variables = self.discriminator.trainable_variables
             self.d_optimizer.apply_gradients(zip(tape.gradient(d_loss, variables), variables, strict=True))
-        latents = tf.random.normal(shape=(batch_size, self.latent_dim))
+        latents = self.latent(batch_size)
         with tf.GradientTape() as tape:
             g_loss = self.g_loss_fn(self.discriminator(self.generator(latents, training=True), training=True))
         variables = self.generator.trainable_variables
@@ -131,8 +142,8 @@ def generator_loss(fake_img):
     return -tf.reduce_mean(fake_img)
 
 
-def compiled_wgan():
-    wgan = WGAN(build_discriminator(), build_generator(), latent_dim=NOISE_DIM, discriminator_extra_steps=3)
+def compiled_wgan(wgan_class=WGAN):
+    wgan = wgan_class(build_discriminator(), build_generator(), latent_dim=NOISE_DIM, discriminator_extra_steps=3)
     wgan.compile(
         d_optimizer=keras.optimizers.Adam(learning_rate=0.0002, beta_1=0.5, beta_2=0.9),
         g_optimizer=keras.optimizers.Adam(learning_rate=0.0002, beta_1=0.5, beta_2=0.9),
@@ -142,13 +153,16 @@ def compiled_wgan():
     return wgan
 
 
-def main(seed: int, epochs: int, steps: int | None = None) -> list[dict]:
+def main(seed: int, epochs: int, steps: int | None = None, start: dict | None = None) -> list[dict]:
     """The published program on the digits; each epoch's mean losses over its batches (`steps`
-    of them when given: benchmarks/parity.py's short runs)."""
+    of them when given: benchmarks/parity.py's short runs). `start`: the networks' initial
+    weights by name (benchmarks/parity.py gives both programs tfgen's), else the seed's."""
     keras.utils.set_random_seed(seed)
     images, _ = signed_digits(EXAMPLES)
     means = EpochMeans(["d_loss", "g_loss"])
     wgan = compiled_wgan()
+    for name, weights in (start or {}).items():
+        getattr(wgan, name).set_weights(weights)
     wgan.fit(images, batch_size=BATCH_SIZE, epochs=epochs, steps_per_epoch=steps, verbose=0, callbacks=[means])
     return means.epochs
 
