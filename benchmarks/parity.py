@@ -7,6 +7,8 @@ it, per epoch. Prints a table; exits 1 when a comparison fails its criterion.
     python benchmarks/parity.py dcgan --float64      # both DCGAN programs in float64 (see in_float64)
     python benchmarks/parity.py dcgan --tfgen-order  # the published DCGAN's losses in tfgen's order
     python benchmarks/parity.py wgan_gp_exact        # the WGAN-GP steps exactly (their dropout off)
+    python benchmarks/parity.py wgan_gp_exact --dropout  # the same, dropout on: only the masks differ
+    python benchmarks/parity.py wgan_gp_exact --float64  # the same, both in float64
 
 Exact comparisons (same initial weights, batches and random numbers; oneDNN off, no XLA): the
 per-epoch losses within 1e-5 (relative). Where the random numbers cannot be the same, the published
@@ -215,7 +217,7 @@ def float32_start(module, seed: int, builders: tuple[str, ...]) -> dict:
 
 
 def in_float64(module) -> None:
-    """Both DCGAN programs in float64, in this process: Keras's floatx and dtype policy (every
+    """Both programs (the DCGAN's or the WGAN-GP's) in float64, in this process: Keras's floatx and dtype policy (every
     layer, variable, optimizer slot and metric; the published labels), the real examples float64
     (the spec's `--set`), the generated script's draws (float32: tf.random's default) cast to
     float64, the same numbers, so that its label noise is computed in float64 too; and two float32
@@ -331,19 +333,31 @@ def wgan_gp(epochs: int, steps: int | None, seeds: tuple[int, ...] = (1, 2, 3)) 
     return spread_rows("wgan_gp", ours, theirs, ("d_loss", "g_loss"))
 
 
-def wgan_gp_exact(epochs: int, steps: int | None, seed: int = 1) -> list[dict]:
+def wgan_gp_exact(
+    epochs: int, steps: int | None, seed: int = 1, dropout: bool = False, float64: bool = False
+) -> list[dict]:
     """Exact, with the critic's Dropout off in both (its masks come from each program's seed
     generator): the published WGAN-GP step and the generated one from the same weights, on the
     same unshuffled batches, drawing the script's noise and penalty points (tfgen's alpha,
     uniform in [0, 1]). What the 3-seed comparison leaves to chance, made equal: the two steps
-    compute the same function."""
+    compute the same function. `dropout`: left on, so that only the masks differ (a measure of
+    what the masks alone move). `float64`: both in float64 (see in_float64), from the float32
+    comparison's initial weights."""
     import tensorflow as tf
     import wgan_gp as published
 
-    module = build_script(PUBLISHED / "wgan_gp.yaml", Path("generated"), "data.train.shuffle=null", f"seed={seed}")
+    overrides = ["data.train.shuffle=null", f"seed={seed}"]
+    if float64:
+        overrides.append("networks.discriminator.inputs.pixels.dtype=float64")
+    module = build_script(PUBLISHED / "wgan_gp.yaml", Path("generated"), *overrides)
     build = module.build_discriminator
-    module.build_discriminator = lambda *args: without_dropout(build(*args))
-    rows, initial = run_script(module, epochs, steps, "build_generator", "build_discriminator")
+    module.build_discriminator = lambda *args: build(*args) if dropout else without_dropout(build(*args))
+    builders = ("build_generator", "build_discriminator")
+    start = None
+    if float64:
+        start = float32_start(module, seed, builders)
+        in_float64(module)
+    rows, initial = run_script(module, epochs, steps, *builders, start=start)
 
     class SameNumbers(published.WGAN):
         def train_step(self, real_images):
@@ -362,12 +376,17 @@ def wgan_gp_exact(epochs: int, steps: int | None, seed: int = 1) -> list[dict]:
 
     wgan = published.compiled_wgan(SameNumbers)
     wgan.generator.set_weights(initial["build_generator"])
-    without_dropout(wgan.discriminator).set_weights(initial["build_discriminator"])
+    wgan.discriminator.set_weights(initial["build_discriminator"])
+    if not dropout:
+        without_dropout(wgan.discriminator)
     means = published.EpochMeans(["d_loss", "g_loss"])
     batches = unshuffled(module, published.BATCH_SIZE, steps, with_labels=False)
     wgan.fit(batches, epochs=epochs, verbose=0, callbacks=[means])
     rows = exact_rows("wgan_gp", rows, means.epochs, ("d_loss", "g_loss"))
-    return [{**row, "mode": "exact, no dropout"} for row in rows]
+    mode = ", ".join(
+        ["exact but the dropout masks" if dropout else "exact, no dropout", *(["float64"] if float64 else [])]
+    )
+    return [{**row, "mode": mode} for row in rows]
 
 
 def without_dropout(model):
@@ -442,8 +461,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, help="batches per epoch (default: all)")
     parser.add_argument("--teacher-epochs", type=int, default=5, help="knowledge_distillation's teacher (published: 5)")
     parser.add_argument("--seed", type=int, help="the exact comparisons' seed (default: 1; wgan_gp: 1, 2 and 3)")
-    parser.add_argument("--float64", action="store_true", help="dcgan only: both programs in float64")
+    parser.add_argument("--float64", action="store_true", help="dcgan, wgan_gp_exact: both programs in float64")
     parser.add_argument("--tfgen-order", action="store_true", help="dcgan only: the published losses in tfgen's order")
+    parser.add_argument("--dropout", action="store_true", help="wgan_gp_exact only: the critic's dropout on")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a comparison in a process of its own
     args = parser.parse_args(argv)
@@ -451,9 +471,11 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown comparison(s) {', '.join(unknown)}: choose from {', '.join(COMPARISONS)}")
     chosen = [args.one] if args.one else args.comparisons or list(COMPARISONS)
-    for flag, given in (("--float64", args.float64), ("--tfgen-order", args.tfgen_order)):
-        if given and chosen != ["dcgan"]:
-            print(f"error: {flag} is for the dcgan comparison only: `parity.py dcgan {flag}`", file=sys.stderr)
+    flags = (("--float64", args.float64, "dcgan", "wgan_gp_exact"), ("--tfgen-order", args.tfgen_order, "dcgan"))
+    for flag, given, *only in (*flags, ("--dropout", args.dropout, "wgan_gp_exact")):
+        if given and (len(chosen) != 1 or chosen[0] not in only):
+            which = " or ".join(only)
+            print(f"error: {flag} is for the {which} comparison only: `parity.py {only[0]} {flag}`", file=sys.stderr)
             return 2
     if args.seed is not None and "wgan_gp" in chosen:
         print("error: --seed is for the exact comparisons: wgan_gp runs seeds 1, 2 and 3", file=sys.stderr)
@@ -464,6 +486,7 @@ def main(argv: list[str] | None = None) -> int:
             extra = {"teacher_epochs": args.teacher_epochs} if args.one == "knowledge_distillation" else {}
             extra.update({"float64": True} if args.float64 else {})
             extra.update({"tfgen_order": True} if args.tfgen_order else {})
+            extra.update({"dropout": True} if args.dropout else {})
             extra.update({"seed": args.seed} if args.seed is not None else {})
             rows = COMPARISONS[args.one](args.epochs or DEFAULT_EPOCHS[args.one], args.steps, **extra)
         print(json.dumps(rows))
@@ -475,6 +498,7 @@ def main(argv: list[str] | None = None) -> int:
         command += ["--teacher-epochs", str(args.teacher_epochs), *(["--float64"] if args.float64 else [])]
         command += ["--seed", str(args.seed)] if args.seed is not None else []
         command += ["--tfgen-order"] if args.tfgen_order else []
+        command += ["--dropout"] if args.dropout else []
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "runtime"), os.environ.get("PYTHONPATH", "")]),

@@ -165,14 +165,19 @@ def test_smoke_trains_a_distillation_spec_whose_teacher_is_still_to_train_with_a
     assert not (tmp_path / "teacher.keras").exists()
 
 
-def test_a_distillation_run_killed_mid_epoch_resumes_bit_for_bit(tmp_path):
+@pytest.mark.parametrize(
+    "strategy", [{"type": "default"}, {"type": "mirrored", "cpu_replicas": 2}], ids=lambda s: s["type"]
+)
+def test_a_distillation_run_killed_mid_epoch_resumes_bit_for_bit(tmp_path, strategy):
     """Augmented in the step (in memory), Dropout in the student and the teacher (inference
-    mode): the resumed run's rows and weights are the uninterrupted run's, bit for bit."""
+    mode), on one device and on two mirrored replicas: the resumed run's rows and weights are
+    the uninterrupted run's, bit for bit."""
     write_teacher(tmp_path / "teacher.keras")
     source = {"type": "synthetic", "examples": 48}
     spec = augmented_spec(source, vector_model(), VECTOR_AUGMENT, in_memory=True)
     spec["algorithm"] = DISTILLATION
     spec["checkpoint"] = EVERY_STEPS
+    spec["strategy"] = strategy
     assert_resumes_exactly(tmp_path, spec, MID_EPOCH)
 
 

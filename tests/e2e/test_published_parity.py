@@ -64,13 +64,18 @@ def test_the_dcgan_steps_agree_to_float64_rounding_in_float64(tmp_path):
     assert [(r["mode"], r["figure"]) for r in rows] == [("exact, float64", "d_loss"), ("exact, float64", "g_loss")]
 
 
-@pytest.mark.parametrize("flag", ["--float64", "--tfgen-order"])
-def test_the_dcgan_variants_are_refused_for_the_other_comparisons(flag):
-    """`--float64` and `--tfgen-order` run the DCGAN comparison only: for another, one line, exit code 2."""
+@pytest.mark.parametrize(
+    ("flag", "only"),
+    [("--float64", "dcgan or wgan_gp_exact"), ("--tfgen-order", "dcgan"), ("--dropout", "wgan_gp_exact")],
+)
+def test_a_comparisons_variant_is_refused_for_the_other_comparisons(flag, only):
+    """`--tfgen-order` runs the DCGAN comparison only, `--dropout` the exact WGAN-GP one,
+    `--float64` either: for another, one line, exit code 2."""
     command = [sys.executable, str(ROOT / "benchmarks" / "parity.py"), "knowledge_distillation", flag]
     result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 2
-    assert result.stderr == f"error: {flag} is for the dcgan comparison only: `parity.py dcgan {flag}`\n"
+    example = only.split(" or ")[0]
+    assert result.stderr == f"error: {flag} is for the {only} comparison only: `parity.py {example} {flag}`\n"
 
 
 def test_simclr_with_the_other_views_negatives_steps_as_keras_io_published_semisupervised_simclr(tmp_path):
