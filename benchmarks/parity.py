@@ -334,7 +334,12 @@ def wgan_gp(epochs: int, steps: int | None, seeds: tuple[int, ...] = (1, 2, 3)) 
 
 
 def wgan_gp_exact(
-    epochs: int, steps: int | None, seed: int = 1, dropout: bool = False, float64: bool = False
+    epochs: int,
+    steps: int | None,
+    seed: int = 1,
+    dropout: bool = False,
+    float64: bool = False,
+    same_masks: bool = False,
 ) -> list[dict]:
     """Exact, with the critic's Dropout off in both (its masks come from each program's seed
     generator): the published WGAN-GP step and the generated one from the same weights, on the
@@ -350,8 +355,16 @@ def wgan_gp_exact(
     if float64:
         overrides.append("networks.discriminator.inputs.pixels.dtype=float64")
     module = build_script(PUBLISHED / "wgan_gp.yaml", Path("generated"), *overrides)
+    dropout = dropout or same_masks
     build = module.build_discriminator
-    module.build_discriminator = lambda *args: build(*args) if dropout else without_dropout(build(*args))
+    seed_states = []  # the script's critic's Dropout seed states as built (its masks' keys)
+
+    def build_discriminator(*args):
+        model = build(*args)
+        seed_states.extend(layer.seed_generator.state.numpy() for layer in dropout_layers(model))
+        return model if dropout else without_dropout(model)
+
+    module.build_discriminator = build_discriminator
     builders = ("build_generator", "build_discriminator")
     start = None
     if float64:
@@ -364,6 +377,10 @@ def wgan_gp_exact(
             steps = module.DISCRIMINATOR_STEPS  # tfgen's draw numbers, in order:
             self.latents = iter([*range(0, 2 * steps, 2), 2 * steps])  # each critic update's, the generator's
             self.alphas = iter(range(1, 2 * steps, 2))
+            if same_masks:  # the script scores real then fake, the published step fake then real
+                shifts = [1, -1, 0] * steps + [0]  # each call's key, in order: the script's for it
+                for layer in dropout_layers(self.discriminator):
+                    drawing_shifted(layer.seed_generator, iter(shifts))
             return super().train_step(real_images)
 
         def latent(self, batch_size):
@@ -377,25 +394,44 @@ def wgan_gp_exact(
     wgan = published.compiled_wgan(SameNumbers)
     wgan.generator.set_weights(initial["build_generator"])
     wgan.discriminator.set_weights(initial["build_discriminator"])
+    if same_masks:
+        for layer, state in zip(dropout_layers(wgan.discriminator), seed_states, strict=True):
+            layer.seed_generator.state.assign(state)
     if not dropout:
         without_dropout(wgan.discriminator)
     means = published.EpochMeans(["d_loss", "g_loss"])
     batches = unshuffled(module, published.BATCH_SIZE, steps, with_labels=False)
     wgan.fit(batches, epochs=epochs, verbose=0, callbacks=[means])
     rows = exact_rows("wgan_gp", rows, means.epochs, ("d_loss", "g_loss"))
-    mode = ", ".join(
-        ["exact but the dropout masks" if dropout else "exact, no dropout", *(["float64"] if float64 else [])]
-    )
+    masks = "exact, the same dropout masks" if same_masks else "exact but the dropout masks"
+    mode = ", ".join([masks if dropout else "exact, no dropout", *(["float64"] if float64 else [])])
     return [{**row, "mode": mode} for row in rows]
+
+
+def dropout_layers(model) -> list:
+    """`model`'s Dropout layers, in order."""
+    import keras
+
+    return [layer for layer in model.layers if isinstance(layer, keras.layers.Dropout)]
+
+
+def drawing_shifted(seed_generator, shifts) -> None:
+    """Each key `seed_generator` gives (a Dropout's mask's) shifted by the next of `shifts`: its
+    state still counts the draws as before, so that each step starts where the script's does."""
+    import numpy as np
+
+    ordinary = type(seed_generator).next.__get__(seed_generator)
+
+    def shifted(ordered=True):
+        return ordinary(ordered) + np.array([0, next(shifts)], dtype="int64")
+
+    seed_generator.next = shifted
 
 
 def without_dropout(model):
     """`model` with its Dropout layers' rate 0 (read when called: they pass their inputs)."""
-    import keras
-
-    for layer in model.layers:
-        if isinstance(layer, keras.layers.Dropout):
-            layer.rate = 0.0
+    for layer in dropout_layers(model):
+        layer.rate = 0.0
     return model
 
 
@@ -464,6 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--float64", action="store_true", help="dcgan, wgan_gp_exact: both programs in float64")
     parser.add_argument("--tfgen-order", action="store_true", help="dcgan only: the published losses in tfgen's order")
     parser.add_argument("--dropout", action="store_true", help="wgan_gp_exact only: the critic's dropout on")
+    parser.add_argument("--same-masks", action="store_true", help="wgan_gp_exact only: dropout on, the same masks")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a comparison in a process of its own
     args = parser.parse_args(argv)
@@ -472,7 +509,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown comparison(s) {', '.join(unknown)}: choose from {', '.join(COMPARISONS)}")
     chosen = [args.one] if args.one else args.comparisons or list(COMPARISONS)
     flags = (("--float64", args.float64, "dcgan", "wgan_gp_exact"), ("--tfgen-order", args.tfgen_order, "dcgan"))
-    for flag, given, *only in (*flags, ("--dropout", args.dropout, "wgan_gp_exact")):
+    variants = (("--dropout", args.dropout, "wgan_gp_exact"), ("--same-masks", args.same_masks, "wgan_gp_exact"))
+    for flag, given, *only in (*flags, *variants):
         if given and (len(chosen) != 1 or chosen[0] not in only):
             which = " or ".join(only)
             print(f"error: {flag} is for the {which} comparison only: `parity.py {only[0]} {flag}`", file=sys.stderr)
@@ -487,6 +525,7 @@ def main(argv: list[str] | None = None) -> int:
             extra.update({"float64": True} if args.float64 else {})
             extra.update({"tfgen_order": True} if args.tfgen_order else {})
             extra.update({"dropout": True} if args.dropout else {})
+            extra.update({"same_masks": True} if args.same_masks else {})
             extra.update({"seed": args.seed} if args.seed is not None else {})
             rows = COMPARISONS[args.one](args.epochs or DEFAULT_EPOCHS[args.one], args.steps, **extra)
         print(json.dumps(rows))
@@ -499,6 +538,7 @@ def main(argv: list[str] | None = None) -> int:
         command += ["--seed", str(args.seed)] if args.seed is not None else []
         command += ["--tfgen-order"] if args.tfgen_order else []
         command += ["--dropout"] if args.dropout else []
+        command += ["--same-masks"] if args.same_masks else []
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "runtime"), os.environ.get("PYTHONPATH", "")]),

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, load_module
 
 pytestmark = pytest.mark.slow
 
@@ -66,11 +66,16 @@ def test_the_dcgan_steps_agree_to_float64_rounding_in_float64(tmp_path):
 
 @pytest.mark.parametrize(
     ("flag", "only"),
-    [("--float64", "dcgan or wgan_gp_exact"), ("--tfgen-order", "dcgan"), ("--dropout", "wgan_gp_exact")],
+    [
+        ("--float64", "dcgan or wgan_gp_exact"),
+        ("--tfgen-order", "dcgan"),
+        ("--dropout", "wgan_gp_exact"),
+        ("--same-masks", "wgan_gp_exact"),
+    ],
 )
 def test_a_comparisons_variant_is_refused_for_the_other_comparisons(flag, only):
-    """`--tfgen-order` runs the DCGAN comparison only, `--dropout` the exact WGAN-GP one,
-    `--float64` either: for another, one line, exit code 2."""
+    """`--tfgen-order` runs the DCGAN comparison only, `--dropout` and `--same-masks` the exact
+    WGAN-GP one, `--float64` either: for another, one line, exit code 2."""
     command = [sys.executable, str(ROOT / "benchmarks" / "parity.py"), "knowledge_distillation", flag]
     result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 2
@@ -95,3 +100,28 @@ def test_simclr_with_the_other_views_negatives_steps_as_keras_io_published_semis
         (2, "contrastive_accuracy"),
     ]
     assert rows[0]["tfgen"] != rows[2]["tfgen"]  # it trained
+
+
+def test_shifted_keys_give_a_dropout_the_masks_of_its_calls_in_the_other_order(monkeypatch):
+    """`parity.py wgan_gp_exact --same-masks`: the published critic scores the fakes, then the
+    real examples; the script's, the real ones first. Each published call's key shifted (+1, -1)
+    draws the script's mask for the same examples, and the draws leave the state where the
+    script's is, for the next step."""
+    import keras
+    import numpy as np
+
+    for name in ("TF_ENABLE_ONEDNN_OPTS", "TF_CPP_MIN_LOG_LEVEL"):  # parity.py sets them: undone after
+        if name in os.environ:
+            monkeypatch.setenv(name, os.environ[name])
+        else:
+            monkeypatch.delenv(name, raising=False)
+    parity = load_module(ROOT / "benchmarks" / "parity.py")
+    script, published = keras.layers.Dropout(0.5, seed=7), keras.layers.Dropout(0.5, seed=7)
+    real, fake = np.ones((64,), "float32"), np.full((64,), 2.0, "float32")
+    script_real, script_fake = script(real, training=True), script(fake, training=True)
+    assert not np.array_equal(script_real, script_fake / 2)  # two masks: an order that matters
+    parity.drawing_shifted(published.seed_generator, iter([1, -1]))
+    published_fake, published_real = published(fake, training=True), published(real, training=True)
+    np.testing.assert_array_equal(published_real, script_real)
+    np.testing.assert_array_equal(published_fake, script_fake)
+    np.testing.assert_array_equal(published.seed_generator.state, script.seed_generator.state)
