@@ -8,6 +8,7 @@ it, per epoch. Prints a table; exits 1 when a comparison fails its criterion.
     python benchmarks/parity.py dcgan --tfgen-order  # the published DCGAN's losses in tfgen's order
     python benchmarks/parity.py wgan_gp_exact        # the WGAN-GP steps exactly (their dropout off)
     python benchmarks/parity.py wgan_gp_exact --dropout  # the same, dropout on: only the masks differ
+    python benchmarks/parity.py wgan_gp_exact --same-masks  # dropout on, the same masks in both
     python benchmarks/parity.py wgan_gp_exact --float64  # the same, both in float64
 
 Exact comparisons (same initial weights, batches and random numbers; oneDNN off, no XLA): the
