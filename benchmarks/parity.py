@@ -358,11 +358,11 @@ def wgan_gp_exact(
     module = build_script(PUBLISHED / "wgan_gp.yaml", Path("generated"), *overrides)
     dropout = dropout or same_masks
     build = module.build_discriminator
-    seed_states = []  # the script's critic's Dropout seed states as built (its masks' keys)
+    seed_states = []  # the script's critic's Dropout seed states as last built (its masks' keys)
 
     def build_discriminator(*args):
-        model = build(*args)
-        seed_states.extend(layer.seed_generator.state.numpy() for layer in dropout_layers(model))
+        model = build(*args)  # built twice in float64: the float32 start's, then the run's
+        seed_states[:] = [layer.seed_generator.state.numpy() for layer in dropout_layers(model)]
         return model if dropout else without_dropout(model)
 
     module.build_discriminator = build_discriminator
